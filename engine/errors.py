@@ -1,0 +1,74 @@
+"""Typed errors the engine raises; front ends turn them into one clear line.
+
+Every error carries what a person needs to act on it (the path, the model name),
+so the CLI and the GUI never have to parse messages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class BabelfindError(Exception):
+    """Base class for every error the engine raises on purpose."""
+
+
+class ExtractionError(BabelfindError):
+    """A document's text could not be read; `reason` is shown to the user."""
+
+    def __init__(self, path: Path | str, reason: str):
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class UnsupportedFormatError(ExtractionError):
+    """No extractor handles this file."""
+
+
+class EncryptedDocumentError(ExtractionError):
+    """The document is password protected."""
+
+
+class CorruptDocumentError(ExtractionError):
+    """The file claims a format but its content is damaged or truncated."""
+
+
+class DocumentTooLargeError(ExtractionError):
+    """The file is larger than the configured limit."""
+
+
+class ModelError(BabelfindError):
+    """A model is missing, damaged or of the wrong kind; `path` names the file."""
+
+    def __init__(self, message: str, path: Path | str | None = None):
+        self.path = Path(path) if path is not None else None
+        super().__init__(message)
+
+
+class ModelMismatchError(BabelfindError):
+    """The index was built by another model than the one asked to query it."""
+
+    def __init__(self, index_model: str, query_model: str):
+        self.index_model = index_model
+        self.query_model = query_model
+        super().__init__(
+            f"the index was built with model '{index_model}' but the active model is "
+            f"'{query_model}'; run 'babelfind reindex' to re-encode with the active model"
+        )
+
+
+class StoreError(BabelfindError):
+    """The database cannot be opened or migrated."""
+
+
+class NotIndexedError(BabelfindError):
+    """A path was named that the library does not hold."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        super().__init__(f"{path} is not indexed")
+
+
+class InputError(BabelfindError):
+    """The caller's input cannot be used (empty, wrong kind, one language on both sides...)."""

@@ -1,0 +1,74 @@
+"""What long-running engine generators yield, and what search returns.
+
+Front ends (CLI progress bar, Qt worker) only read these plain frozen objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """Yielded after each file (and while a long file is being encoded)."""
+
+    files_done: int
+    files_total: int
+    passages: int  # passages written so far in this run
+    rate: float  # files per second over this run
+    eta_s: float | None  # None until a rate is known
+    current: str | None = None  # path being worked on
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class IndexSummary:
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: tuple[SkippedFile, ...] = ()
+    passages: int = 0
+    cancelled: bool = False
+
+
+@dataclass(frozen=True)
+class IndexFinished:
+    """The last event of an indexing run."""
+
+    summary: IndexSummary
+
+
+IndexEvent = IndexProgress | IndexFinished
+
+
+@dataclass(frozen=True)
+class PassageHit:
+    passage_id: int
+    score: float  # cosine similarity to the query
+    text: str
+    start: int  # character offsets of the passage in the document's extracted text
+    end: int
+    page: int | None  # 1-based PDF page of the passage start, else None
+    language: str | None  # ISO 639-1
+    snippet: str  # the passage text shortened for display
+    highlight: tuple[int, int] = (0, 0)  # offsets of the best sentence inside `snippet`
+
+
+@dataclass(frozen=True)
+class DocumentHit:
+    """One document in a result list; its passages are best first."""
+
+    path: str  # absolute
+    score: float  # best passage score
+    language: str | None
+    file_type: str  # extension without the dot, lower case
+    passages: tuple[PassageHit, ...] = field(default_factory=tuple)
+
+    @property
+    def best(self) -> PassageHit:
+        return self.passages[0]
