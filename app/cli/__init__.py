@@ -1,0 +1,58 @@
+"""The `babelfind` command line: one thin module per command group.
+
+Each module in COMMAND_MODULES has `register(subparsers)` that adds its commands with
+`parser.set_defaults(run=function)`; `function(args) -> int` returns the exit code.
+Typed engine errors become one line on stderr and exit code 1; no tracebacks for
+user mistakes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from engine.errors import BabelfindError
+
+COMMAND_MODULES = (
+    "app.cli.library_commands",
+    "app.cli.model_commands",
+    "app.cli.mine_command",
+    "app.cli.train_command",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="babelfind", description="Search your own documents by meaning, in any language."
+    )
+    parser.add_argument("--db", help="SQLAlchemy database URL (default: SQLite in BABELFIND_HOME)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:  # a real import error inside the module
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    try:
+        return int(args.run(args) or 0)
+    except BabelfindError as e:
+        print(f"babelfind: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("babelfind: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

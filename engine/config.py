@@ -1,0 +1,80 @@
+"""Where Babelfind keeps its data, and the settings a user can change.
+
+    >>> paths = data_paths()            # honours BABELFIND_HOME
+    >>> paths.db_url                    # 'sqlite:////home/me/.local/share/babelfind/babelfind.db'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+APP_NAME = "babelfind"
+HOME_ENV = "BABELFIND_HOME"
+
+
+def home_dir() -> Path:
+    """The data folder: $BABELFIND_HOME, else the platform's user data directory."""
+    override = os.environ.get(HOME_ENV)
+    if override:
+        return Path(override).expanduser().resolve()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir(APP_NAME, appauthor=False))
+
+
+@dataclass(frozen=True)
+class DataPaths:
+    """Every file location derived from one home folder."""
+
+    home: Path
+
+    @property
+    def models(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def indexes(self) -> Path:
+        # one FAISS file per index generation lives here
+        return self.home / "indexes"
+
+    @property
+    def settings_file(self) -> Path:
+        return self.home / "settings.json"
+
+    @property
+    def default_db_url(self) -> str:
+        return f"sqlite:///{self.home / 'babelfind.db'}"
+
+    @property
+    def db_url(self) -> str:
+        """The configured database URL (settings.json 'db_url'), else SQLite in home."""
+        return load_settings(self).get("db_url") or self.default_db_url
+
+
+def data_paths(home: Path | None = None) -> DataPaths:
+    paths = DataPaths(Path(home) if home is not None else home_dir())
+    paths.home.mkdir(parents=True, exist_ok=True)
+    return paths
+
+
+def load_settings(paths: DataPaths) -> dict:
+    """User settings (db_url, active_model, device); {} when none were saved."""
+    try:
+        return json.loads(paths.settings_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError):
+        # A damaged settings file must not stop the app; defaults apply.
+        return {}
+
+
+def save_settings(paths: DataPaths, **changes) -> dict:
+    """Merges `changes` into settings.json atomically and returns the result."""
+    settings = load_settings(paths) | changes
+    tmp = paths.settings_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(settings, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, paths.settings_file)
+    return settings
