@@ -1,0 +1,84 @@
+"""DOCX text with python-docx: body paragraphs and table cells in document order."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+from engine.errors import CorruptDocumentError, EncryptedDocumentError
+from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+from engine.extract.sniff import OLE_MAGIC, ZIP_MAGIC
+
+# Password-protected OOXML is an OLE file holding a stream of this (UTF-16) name.
+_ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
+CELL_SEPARATOR = " | "
+
+
+def check_not_ole(path: Path, data: bytes, kind: str) -> None:
+    """Name the two usual reasons an Office file is not a zip: encryption, old format."""
+    if not data.startswith(OLE_MAGIC):
+        return
+    if _ENCRYPTED_PACKAGE in data:
+        raise EncryptedDocumentError(path, f"encrypted {kind} (password protected)")
+    raise CorruptDocumentError(path, f"not a valid {kind} file (old binary Office format)")
+
+
+def _cell_text(cell) -> str:
+    return "\n".join(_block_lines(cell))
+
+
+def _table_lines(table) -> list[str]:
+    lines = []
+    for row in table.rows:
+        seen: set[int] = set()
+        cells = []
+        for cell in row.cells:
+            # A merged cell is returned once per grid column it spans.
+            if id(cell._tc) in seen:
+                continue
+            seen.add(id(cell._tc))
+            cells.append(" ".join(_cell_text(cell).split()))
+        lines.append(CELL_SEPARATOR.join(c for c in cells if c))
+    return lines
+
+
+def _block_lines(container) -> list[str]:
+    """Paragraph texts and table rows of a document body or a table cell, in order."""
+    from docx.table import Table
+
+    lines: list[str] = []
+    for block in container.iter_inner_content():
+        if isinstance(block, Table):
+            lines.extend(_table_lines(block))
+        else:
+            lines.append(block.text)
+    return lines
+
+
+def _first_heading(doc) -> str | None:
+    for paragraph in doc.paragraphs:
+        style = paragraph.style.name if paragraph.style is not None else ""
+        if style == "Title" or style.startswith("Heading"):
+            return clean_title(paragraph.text)
+    return None
+
+
+def extract_docx(path: Path, data: bytes) -> ExtractedText:
+    """Text of a .docx file; CorruptDocumentError for anything python-docx cannot open."""
+    check_not_ole(path, data, "DOCX")
+    if not data.startswith(ZIP_MAGIC):
+        raise CorruptDocumentError(path, "not a valid DOCX file (not a zip archive)")
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+    from lxml.etree import XMLSyntaxError
+
+    try:
+        doc = docx.Document(io.BytesIO(data))
+        lines = _block_lines(doc)
+        title = clean_title(doc.core_properties.title) or _first_heading(doc)
+    except (zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError, XMLSyntaxError, EOFError) as e:
+        raise CorruptDocumentError(path, f"not a valid DOCX file ({e or type(e).__name__})") from e
+    # Word paragraphs are paragraphs: one blank line between them.
+    text = normalise_whitespace("\n\n".join(line for line in lines if line.strip()))
+    return ExtractedText(text=text, format="docx", title=title)

@@ -1,0 +1,73 @@
+"""EPUB with ebooklib: chapters in spine order, each through `html_to_text`."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import warnings
+import zipfile
+from pathlib import Path
+
+from engine.errors import CorruptDocumentError, EncryptedDocumentError
+from engine.extract.base import ExtractedText, clean_title
+from engine.extract.html_file import html_to_text
+from engine.extract.sniff import ZIP_MAGIC
+from engine.extract.text_file import decode_text
+
+log = logging.getLogger(__name__)
+
+_CIPHER_URI = re.compile(rb"""CipherReference[^>]*URI\s*=\s*["']([^"']+)["']""")
+_CONTENT_SUFFIXES = (b".xhtml", b".html", b".htm", b".xml")
+
+
+def _check_not_encrypted(path: Path, data: bytes) -> None:
+    """DRM encrypts the chapters; font obfuscation (also in encryption.xml) is harmless."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        try:
+            encryption = zf.read("META-INF/encryption.xml")
+        except KeyError:
+            return
+    uris = _CIPHER_URI.findall(encryption)
+    if any(uri.lower().endswith(_CONTENT_SUFFIXES) for uri in uris):
+        raise EncryptedDocumentError(path, "encrypted EPUB (DRM protected)")
+
+
+def _read_book(path: Path, data: bytes):
+    from ebooklib import epub
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ebooklib warns about its own future defaults
+        return epub.read_epub(io.BytesIO(data), options={"ignore_ncx": True})
+
+
+def _chapter_texts(path: Path, book) -> list[str]:
+    texts = []
+    for idref, _linear in book.spine:
+        item = book.get_item_with_id(idref)
+        if item is None:
+            log.warning("%s: spine names missing item %r, skipped", path, idref)
+            continue
+        html = decode_text(item.get_content(), path)
+        text, _title = html_to_text(html)
+        if text:
+            texts.append(text)
+    return texts
+
+
+def extract_epub(path: Path, data: bytes) -> ExtractedText:
+    """Text of an .epub file; chapters separated by a blank line."""
+    if not data.startswith(ZIP_MAGIC):
+        raise CorruptDocumentError(path, "not a valid EPUB file (not a zip archive)")
+    from ebooklib.epub import EpubException
+    from lxml.etree import XMLSyntaxError
+
+    try:
+        _check_not_encrypted(path, data)
+        book = _read_book(path, data)
+        texts = _chapter_texts(path, book)
+    except (zipfile.BadZipFile, EpubException, KeyError, ValueError, XMLSyntaxError, EOFError) as e:
+        raise CorruptDocumentError(path, f"not a valid EPUB file ({e or type(e).__name__})") from e
+    titles = book.get_metadata("DC", "title")
+    title = clean_title(titles[0][0]) if titles else None
+    return ExtractedText(text="\n\n".join(texts), format="epub", title=title)

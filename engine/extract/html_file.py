@@ -1,0 +1,151 @@
+"""HTML to plain text with selectolax: main content only, block structure kept.
+
+Navigation, scripts, forms and page furniture are dropped; block elements become line
+or paragraph breaks; inline whitespace collapses as a browser would collapse it.
+EPUB chapters go through the same `html_to_text`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+from engine.extract.text_file import decode_text
+
+# Never content, wherever they appear.
+DROPPED_TAGS = (
+    "script", "style", "noscript", "template", "nav", "aside", "form",
+    "iframe", "svg", "canvas", "button", "select", "textarea", "head",
+)
+# Page furniture, unless it belongs to an article (an article's header holds its title).
+PAGE_FURNITURE = ("header", "footer")
+PARAGRAPH_TAGS = frozenset(
+    "p h1 h2 h3 h4 h5 h6 blockquote pre table ul ol dl figure hr section article "
+    "main address details fieldset".split()
+)
+LINE_TAGS = frozenset("div li tr dt dd figcaption summary caption legend body".split())
+CELL_TAGS = frozenset(("td", "th"))
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
+_INLINE_SPACE = re.compile(r"\s+")
+# Markers the walker emits; they never occur in decoded text.
+_PARAGRAPH, _LINE = "\x00P", "\x00L"
+_BREAKS = re.compile(r"(?:\s*\x00[PL])+\s*")
+
+
+def declared_charset(data: bytes) -> str | None:
+    """Charset named by a <meta> tag near the top of an HTML file."""
+    match = _META_CHARSET.search(data[:4096])
+    return match.group(1).decode("ascii").lower() if match else None
+
+
+def _drop_boilerplate(root) -> None:
+    for node in root.css(", ".join(DROPPED_TAGS)):
+        node.decompose()
+    for node in root.css("[hidden], [aria-hidden=true]"):
+        node.decompose()
+    for node in root.css(", ".join(PAGE_FURNITURE)):
+        if not _inside(node, ("article", "main")):
+            node.decompose()
+
+
+def _inside(node, tags: tuple[str, ...]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.tag in tags:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _content_root(tree):
+    """The single <main> (or single <article>) when the page has one, else <body>."""
+    for selector in ("main", "article"):
+        nodes = tree.css(selector)
+        if len(nodes) == 1:
+            return nodes[0]
+    return tree.body or tree.root
+
+
+def _children(node) -> list:
+    out = []
+    child = node.child
+    while child is not None:
+        out.append(child)
+        child = child.next
+    return out
+
+
+def _follows_cell(node) -> bool:
+    prev = node.prev
+    while prev is not None and prev.tag in ("-text", "-comment"):
+        prev = prev.prev
+    return prev is not None and prev.tag in CELL_TAGS
+
+
+def _opening(node) -> list[str]:
+    """Pieces emitted when the walker enters element `node`."""
+    tag = node.tag
+    if tag in PARAGRAPH_TAGS:
+        return [_PARAGRAPH]
+    if tag in LINE_TAGS:
+        return [_LINE]
+    if tag in CELL_TAGS and _follows_cell(node):
+        return [" | "]
+    return []
+
+
+def _walk(root) -> list[str]:
+    """Text pieces and break markers in document order; an explicit stack, no recursion."""
+    pieces: list[str] = []
+    stack: list[tuple[object, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        tag = node.tag
+        if leaving:
+            pieces.append(_PARAGRAPH if tag in PARAGRAPH_TAGS else _LINE)
+        elif tag == "-text":
+            pieces.append(_INLINE_SPACE.sub(" ", node.text_content or ""))
+        elif tag == "br":
+            pieces.append(_LINE)
+        elif tag == "pre":
+            lines = (node.text(deep=True) or "").split("\n")
+            pieces.extend((_PARAGRAPH, _LINE.join(lines), _PARAGRAPH))
+        elif tag and not tag.startswith("-"):  # comments and doctype carry no text
+            pieces.extend(_opening(node))
+            if tag in PARAGRAPH_TAGS or tag in LINE_TAGS:
+                stack.append((node, True))
+            stack.extend((child, False) for child in reversed(_children(node)))
+    return pieces
+
+
+def _join(pieces: list[str]) -> str:
+    # A run of markers (and the blanks around them) becomes the strongest break in it.
+    raw = _BREAKS.sub(lambda m: "\n\n" if _PARAGRAPH in m.group(0) else "\n", "".join(pieces))
+    return normalise_whitespace(raw)
+
+
+def html_to_text(html: str) -> tuple[str, str | None]:
+    """Main text of an HTML page and its title.
+
+    Example: html_to_text("<title>T</title><nav>menu</nav><p>Hi</p><p>there</p>") ==
+        ("Hi\\n\\nthere", "T")
+    """
+    from selectolax.lexbor import LexborHTMLParser  # lazy: C extension
+
+    tree = LexborHTMLParser(html)
+    title_node = tree.css_first("title")
+    title = clean_title(title_node.text() if title_node else None)
+    if title is None and (h1 := tree.css_first("h1")) is not None:
+        title = clean_title(h1.text())
+    _drop_boilerplate(tree.root)
+    root = _content_root(tree)
+    if root is None:
+        return "", title
+    return _join(_walk(root)), title
+
+
+def extract_html_file(path: Path, data: bytes) -> ExtractedText:
+    """Text of an .html/.htm file, decoded by BOM, meta charset or detection."""
+    text, title = html_to_text(decode_text(data, path, hint=declared_charset(data)))
+    return ExtractedText(text=text, format="html", title=title)

@@ -1,0 +1,67 @@
+"""ODT (OpenDocument text) with odfpy: headings and paragraphs in document order."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+from engine.errors import CorruptDocumentError, EncryptedDocumentError
+from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+from engine.extract.sniff import ZIP_MAGIC
+
+_BLOCK_TAGS = ("text:p", "text:h")
+
+
+def _check_not_encrypted(path: Path, data: bytes) -> None:
+    """An encrypted ODT lists encryption data in its manifest; content.xml is ciphertext."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            manifest = zf.read("META-INF/manifest.xml")
+    except KeyError:
+        return  # odfpy reports a missing manifest better than we could
+    except (zipfile.BadZipFile, EOFError, OSError) as e:
+        raise CorruptDocumentError(path, f"not a valid ODT file (damaged zip archive: {e})") from e
+    if b"encryption-data" in manifest:
+        raise EncryptedDocumentError(path, "encrypted ODT (password protected)")
+
+
+def _paragraphs(root) -> list[str]:
+    """Text of every text:p / text:h under `root`, depth first, without recursion."""
+    from odf import teletype
+
+    out: list[str] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if getattr(node, "qname", None) and node.tagName in _BLOCK_TAGS:
+            out.append(teletype.extractText(node))
+            continue  # notes inside a paragraph are part of its text already
+        stack.extend(reversed(getattr(node, "childNodes", [])))
+    return out
+
+
+def _title(doc) -> str | None:
+    from odf import dc
+
+    for element in doc.meta.getElementsByType(dc.Title):
+        return clean_title(str(element))
+    return None
+
+
+def extract_odt(path: Path, data: bytes) -> ExtractedText:
+    """Text of an .odt file."""
+    if not data.startswith(ZIP_MAGIC):
+        raise CorruptDocumentError(path, "not a valid ODT file (not a zip archive)")
+    _check_not_encrypted(path, data)
+    from odf.opendocument import load
+    from xml.sax import SAXException
+
+    try:
+        doc = load(io.BytesIO(data))
+        paragraphs = _paragraphs(doc.text)
+        title = _title(doc)
+    except (zipfile.BadZipFile, KeyError, ValueError, SAXException, AttributeError, EOFError) as e:
+        raise CorruptDocumentError(path, f"not a valid ODT file ({e or type(e).__name__})") from e
+    text = normalise_whitespace("\n\n".join(p for p in paragraphs if p.strip()))
+    return ExtractedText(text=text, format="odt", title=title)

@@ -1,0 +1,115 @@
+"""PDF text layer with pypdf; each page's start offset is kept for page numbers."""
+
+from __future__ import annotations
+
+import io
+import logging
+from pathlib import Path
+
+from engine.errors import CorruptDocumentError, EncryptedDocumentError, ExtractionError
+from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+
+log = logging.getLogger(__name__)
+
+PAGE_SEPARATOR = "\n\n"
+
+
+def _open_reader(path: Path, data: bytes):
+    """A PdfReader that can read pages: decrypted with the empty password when needed."""
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError, PdfReadError, PdfStreamError
+
+    if b"%%EOF" not in data[-2048:]:
+        # pypdf would try to rebuild the file; a missing end marker means a cut download.
+        raise CorruptDocumentError(path, "damaged or truncated PDF (no end-of-file marker)")
+    try:
+        reader = PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted:
+            _decrypt_with_empty_password(path, reader)
+        reader.pages[0]  # noqa: B018 -- forces the page tree to load while we catch errors
+    except (EncryptedDocumentError, CorruptDocumentError):
+        raise
+    except DependencyError as e:
+        raise EncryptedDocumentError(path, f"encrypted PDF (cannot decrypt: {e})") from e
+    except (PdfReadError, PdfStreamError, ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+        raise CorruptDocumentError(path, f"damaged or truncated PDF ({_short(e)})") from e
+    return reader
+
+
+def _decrypt_with_empty_password(path: Path, reader) -> None:
+    """PDFs with only an owner password open with an empty user password."""
+    from pypdf import PasswordType
+    from pypdf.errors import FileNotDecryptedError
+
+    try:
+        result = reader.decrypt("")
+    except FileNotDecryptedError as e:
+        raise EncryptedDocumentError(path, "encrypted PDF (password protected)") from e
+    if result == PasswordType.NOT_DECRYPTED:
+        raise EncryptedDocumentError(path, "encrypted PDF (password protected)")
+
+
+def _short(error: Exception) -> str:
+    text = str(error) or type(error).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _page_texts(path: Path, reader) -> list[str]:
+    """Normalised text of every page; a page that fails to parse counts as empty."""
+    texts = []
+    for number, page in enumerate(reader.pages, start=1):
+        try:
+            texts.append(normalise_whitespace(page.extract_text() or ""))
+        except Exception as e:  # noqa: BLE001 -- pypdf raises many kinds on bad content streams
+            log.warning("%s: page %d unreadable, skipped: %s", path, number, _short(e))
+            texts.append("")
+    return texts
+
+
+def _metadata_title(reader) -> str | None:
+    try:
+        metadata = reader.metadata
+        return clean_title(metadata.title) if metadata else None
+    except Exception:  # noqa: BLE001 -- a damaged info dictionary must not lose the text
+        return None
+
+
+def join_pages(texts: list[str]) -> tuple[str, tuple[int, ...]]:
+    """Pages joined by a blank line, with the offset where each page starts.
+
+    An empty page starts where the next page's text starts, so no offset maps to it.
+
+    Example: join_pages(["ab", "", "cd"]) == ("ab\\n\\ncd", (0, 4, 4))
+    """
+    parts: list[str] = []
+    starts: list[int] = []
+    waiting = 0  # empty pages whose start is the next text's start
+    length = 0
+    for text in texts:
+        if not text:
+            waiting += 1
+            continue
+        if parts:
+            parts.append(PAGE_SEPARATOR)
+            length += len(PAGE_SEPARATOR)
+        starts.extend([length] * (waiting + 1))
+        waiting = 0
+        parts.append(text)
+        length += len(text)
+    starts.extend([length] * waiting)
+    return "".join(parts), tuple(starts)
+
+
+def extract_pdf(path: Path, data: bytes) -> ExtractedText:
+    """Text layer of a PDF; ExtractionError when no page has any text (a scan)."""
+    reader = _open_reader(path, data)
+    try:
+        page_count = len(reader.pages)
+    except Exception as e:  # noqa: BLE001
+        raise CorruptDocumentError(path, f"damaged or truncated PDF ({_short(e)})") from e
+    if page_count == 0:
+        raise CorruptDocumentError(path, "damaged PDF (no pages)")
+    text, starts = join_pages(_page_texts(path, reader))
+    if not text:
+        raise ExtractionError(path, "no text layer (scanned PDF?)")
+    return ExtractedText(text=text, format="pdf", page_starts=starts, title=_metadata_title(reader))

@@ -1,0 +1,327 @@
+"""Text extraction: every format round trip, encodings, sniffing, page offsets, samples.
+
+Documents are written here with the same libraries that read them (fpdf2 and pypdf,
+python-docx, odfpy, ebooklib), so each test states exactly what the file holds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.errors import CorruptDocumentError, EncryptedDocumentError, ExtractionError
+from engine.extract import (
+    SUPPORTED_EXTENSIONS,
+    ExtractedText,
+    extract,
+    page_of,
+    sniff_format,
+)
+from engine.extract.base import normalise_whitespace
+from engine.extract.html_file import html_to_text
+from engine.extract.markup import strip_markdown, strip_rst
+from engine.extract.pdf_file import join_pages
+
+SAMPLE_DIR = Path(__file__).resolve().parents[2] / "resources" / "sample"
+PAGES = [
+    "First page talks about honey bees and their hives.",
+    "Second page is about glaciers retreating in the Alps.",
+    "Third page explains sourdough bread and long fermentation.",
+]
+
+
+# --- document makers -------------------------------------------------------------
+
+
+def make_pdf(path: Path, pages: list[str]) -> Path:
+    """A PDF with one page per string (core Helvetica, so ASCII text only)."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    for text in pages:
+        pdf.add_page()
+        if text:
+            pdf.multi_cell(0, 8, text)
+    pdf.output(str(path))
+    return path
+
+
+def encrypt_pdf(source: Path, target: Path, user_password: str, owner_password: str) -> Path:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(source))
+    writer.encrypt(user_password=user_password, owner_password=owner_password, algorithm="AES-256")
+    with target.open("wb") as f:
+        writer.write(f)
+    return target
+
+
+def make_docx(path: Path) -> Path:
+    import docx
+
+    doc = docx.Document()
+    doc.core_properties.title = "Venetian glass"
+    doc.add_heading("Glass of Murano", level=1)
+    doc.add_paragraph("Furnaces moved to the island in 1291.")
+    table = doc.add_table(rows=2, cols=2)
+    for r, row in enumerate([("Technique", "Century"), ("Cristallo", "fifteenth")]):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    doc.add_paragraph("Millefiori   canes are   sliced.")
+    doc.save(path)
+    return path
+
+
+def make_odt(path: Path) -> Path:
+    from odf import dc
+    from odf.opendocument import OpenDocumentText
+    from odf.text import H, P
+
+    doc = OpenDocumentText()
+    doc.meta.addElement(dc.Title(text="Tea notes"))
+    doc.text.addElement(H(outlinelevel=1, text="Green tea"))
+    doc.text.addElement(P(text="Leaves are steamed or pan-fired soon after picking."))
+    doc.text.addElement(P(text="Oolong is partly oxidised."))
+    doc.save(str(path))
+    return path
+
+
+def make_epub(path: Path) -> Path:
+    from ebooklib import epub
+
+    book = epub.EpubBook()
+    book.set_identifier("test-book")
+    book.set_title("Railway book")
+    book.set_language("en")
+    chapters = []
+    # Spine order deliberately differs from the order items are added.
+    for name, body in [
+        ("b", "<h1>Chapter Two</h1><p>The line reaches Vladivostok.</p>"),
+        ("a", "<h1>Chapter One</h1><script>x()</script><p>The line leaves Moscow.</p>"),
+    ]:
+        chapter = epub.EpubHtml(title=name, file_name=f"{name}.xhtml", lang="en")
+        chapter.content = f"<html><body>{body}</body></html>"
+        book.add_item(chapter)
+        chapters.append(chapter)
+    book.toc = chapters
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = [chapters[1], chapters[0]]
+    epub.write_epub(str(path), book)
+    return path
+
+
+# --- formats -------------------------------------------------------------------------
+
+
+def test_plain_text_whitespace_normalised(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("Line  one\twith   gaps  \r\nline two\r\n\r\n\r\n\r\nNew paragraph.\n", encoding="utf-8")
+    got = extract(path)
+    assert got == ExtractedText(text="Line one with gaps\nline two\n\nNew paragraph.", format="txt")
+
+
+def test_markdown_syntax_stripped_and_title_kept(tmp_path):
+    path = tmp_path / "bees.md"
+    path.write_text(
+        "# Keeping *bees*\n\nA **hive** holds [one queen](https://x.org/q).\n\n"
+        "* workers\n* drones\n\n```\ncode_stays *as is*\n```\n\nsnake_case_name stays.\n",
+        encoding="utf-8",
+    )
+    got = extract(path)
+    assert got.format == "md"
+    assert got.title == "Keeping bees"
+    assert got.text == (
+        "Keeping bees\n\nA hive holds one queen.\n\n- workers\n- drones\n\n"
+        "code_stays *as is*\n\nsnake_case_name stays."
+    )
+
+
+def test_rst_adornment_removed(tmp_path):
+    path = tmp_path / "doc.rst"
+    path.write_text("=======\nGlacier\n=======\n\nIce **flows** downhill. See ``ice``::\n\n.. note:: x\n")
+    got = extract(path)
+    assert got.title == "Glacier"
+    assert got.text == "Glacier\n\nIce flows downhill. See ice:"
+
+
+def test_csv_is_read_as_text(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("name,place\nBread,Paris\n", encoding="utf-8")
+    assert extract(path) == ExtractedText("name,place\nBread,Paris", "csv")
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("Crème brûlée – “naïve” façade, déjà vu, Straße, œuvre.\n" * 3, "cp1252"),
+        ("Gletscher schmelzen. Größe, Übergänge, Äpfel — und mehr.\n" * 3, "utf-16"),
+        ("日本には多くの火山があり、温泉が各地にあります。箱根や別府は有名な温泉地です。\n" * 3, "shift_jis"),
+        ("Чай выращивают в горах. Поезд идёт через Сибирь.\n" * 3, "cp1251"),
+    ],
+)
+def test_encoding_detected(tmp_path, text, encoding):
+    path = tmp_path / "enc.txt"
+    path.write_bytes(text.encode(encoding))  # Python's utf-16 codec writes a BOM
+    assert extract(path).text == normalise_whitespace(text)
+
+
+def test_utf8_bom_not_in_text(tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbfHello")
+    assert extract(path).text == "Hello"
+
+
+def test_html_boilerplate_removed_and_blocks_kept(tmp_path):
+    path = tmp_path / "page.html"
+    path.write_bytes(
+        """<!DOCTYPE html><html><head><meta charset="windows-1252"><title>Inca roads</title>
+        <style>p{color:red}</style><script>track('visit')</script></head><body>
+        <header><a href="/">Home</a> | <a href="/shop">Shop</a></header>
+        <nav><ul><li>Menu item</li></ul></nav>
+        <h1>Qhapaq Ñan</h1><p>The road   system spanned
+        <b>thousands</b> of kilometres.<br>Runners carried messages.</p>
+        <aside>Related posts</aside><form><input name=q>Search</form>
+        <p>Rope bridges crossed gorges.</p>
+        <noscript>Enable JS</noscript><footer>© 2024 Example</footer></body></html>""".encode("cp1252")
+    )
+    got = extract(path)
+    assert got.format == "html"
+    assert got.title == "Inca roads"
+    assert got.text == (
+        "Qhapaq Ñan\n\nThe road system spanned thousands of kilometres.\n"
+        "Runners carried messages.\n\nRope bridges crossed gorges."
+    )
+
+
+def test_html_article_header_kept_and_deep_nesting_ok():
+    text, _ = html_to_text("<body><article><header><h2>Kept</h2></header><p>Body</p></article></body>")
+    assert text == "Kept\n\nBody"
+    deep = "<div>" * 5000 + "deep" + "</div>" * 5000  # no recursion limit
+    assert html_to_text(deep)[0] == "deep"
+
+
+def test_pdf_pages_and_offsets(tmp_path):
+    got = extract(make_pdf(tmp_path / "three.pdf", PAGES))
+    assert got.format == "pdf"
+    assert len(got.page_starts) == 3
+    for number, page_text in enumerate(PAGES, start=1):
+        offset = got.text.index(page_text)
+        assert got.page_starts[number - 1] == offset
+        assert page_of(got, offset) == number
+        assert page_of(got, offset + len(page_text) - 1) == number
+
+
+def test_pdf_empty_page_maps_to_no_offset(tmp_path):
+    got = extract(make_pdf(tmp_path / "gap.pdf", [PAGES[0], "", PAGES[1]]))
+    assert got.page_starts[1] == got.page_starts[2] == got.text.index(PAGES[1])
+    assert page_of(got, got.text.index(PAGES[1])) == 3
+
+
+def test_join_pages_reference():
+    assert join_pages(["ab", "", "cd"]) == ("ab\n\ncd", (0, 4, 4))
+    assert join_pages(["", "ab", ""]) == ("ab", (0, 0, 2))
+    assert page_of(ExtractedText("x", "txt"), 0) is None
+
+
+def test_pdf_with_owner_password_only_is_read(tmp_path):
+    plain = make_pdf(tmp_path / "plain.pdf", PAGES[:2])
+    locked = encrypt_pdf(plain, tmp_path / "owner.pdf", user_password="", owner_password="owner")
+    assert extract(locked).text == extract(plain).text
+
+
+def test_pdf_without_text_layer(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.rect(20, 20, 100, 100, style="F")  # a "scan": marks, no text
+    pdf.output(str(tmp_path / "scan.pdf"))
+    with pytest.raises(ExtractionError, match=r"no text layer \(scanned PDF\?\)"):
+        extract(tmp_path / "scan.pdf")
+
+
+def test_docx_paragraphs_and_tables(tmp_path):
+    got = extract(make_docx(tmp_path / "glass.docx"))
+    assert got.format == "docx"
+    assert got.title == "Venetian glass"
+    assert got.text == (
+        "Glass of Murano\n\nFurnaces moved to the island in 1291.\n\n"
+        "Technique | Century\n\nCristallo | fifteenth\n\nMillefiori canes are sliced."
+    )
+
+
+def test_odt_round_trip(tmp_path):
+    got = extract(make_odt(tmp_path / "tea.odt"))
+    assert got == ExtractedText(
+        "Green tea\n\nLeaves are steamed or pan-fired soon after picking.\n\nOolong is partly oxidised.",
+        "odt",
+        title="Tea notes",
+    )
+
+
+def test_epub_chapters_in_spine_order(tmp_path):
+    got = extract(make_epub(tmp_path / "rail.epub"))
+    assert got.format == "epub"
+    assert got.title == "Railway book"
+    assert got.text.index("Moscow") < got.text.index("Vladivostok")
+    assert "x()" not in got.text
+    assert got.text.startswith("Chapter One\n\nThe line leaves Moscow.")
+
+
+# --- sniffing --------------------------------------------------------------------------
+
+
+def test_sniff_formats(tmp_path):
+    assert sniff_format(make_pdf(tmp_path / "a.bin", PAGES[:1])) == "pdf"
+    assert sniff_format(make_docx(tmp_path / "b.bin")) == "docx"
+    assert sniff_format(make_odt(tmp_path / "c.bin")) == "odt"
+    assert sniff_format(make_epub(tmp_path / "d.bin")) == "epub"
+    (tmp_path / "e.bin").write_text("  <!DOCTYPE html><p>x</p>")
+    assert sniff_format(tmp_path / "e.bin") == "html"
+    (tmp_path / "f.bin").write_text("plain words")
+    assert sniff_format(tmp_path / "f.bin") == "txt"
+    (tmp_path / "g.bin").write_bytes(bytes(range(256)) * 4)
+    assert sniff_format(tmp_path / "g.bin") is None
+
+
+def test_pdf_named_txt_is_read_as_pdf(tmp_path):
+    got = extract(make_pdf(tmp_path / "notes.txt", PAGES[:2]))
+    assert got.format == "pdf"
+    assert PAGES[1] in got.text
+
+
+def test_docx_named_odt_is_read_by_content(tmp_path):
+    assert extract(make_docx(tmp_path / "misnamed.odt")).format == "docx"
+
+
+def test_docx_that_is_not_a_zip(tmp_path):
+    path = tmp_path / "fake.docx"
+    path.write_text("just some words, not a Word file")
+    with pytest.raises(CorruptDocumentError, match=r"not a valid DOCX file \(not a zip archive\)"):
+        extract(path)
+
+
+def test_supported_extensions():
+    assert {".txt", ".md", ".rst", ".csv", ".html", ".htm", ".pdf", ".docx", ".odt", ".epub"} <= SUPPORTED_EXTENSIONS
+
+
+def test_markup_strippers_directly():
+    text, title = strip_markdown("Title\n=====\n\n> quoted _em_ ![alt](i.png) `code`\n\n---\n")
+    assert (normalise_whitespace(text), title) == ("Title\n\nquoted em alt code", "Title")
+    text, title = strip_rst("Intro\n-----\n\nSee `docs <https://x>`_ and :ref:`here`.")
+    assert (normalise_whitespace(text), title) == ("Intro\n\nSee docs and here.", "Intro")
+
+
+# --- the sample corpus ------------------------------------------------------------------
+
+
+def test_every_sample_document_extracts():
+    files = sorted(p for p in SAMPLE_DIR.iterdir() if p.is_file())
+    assert len(files) >= 8
+    for path in files:
+        got = extract(path)
+        assert len(got.text.split()) >= 30 or len(got.text) >= 150, path
+    assert {extract(p).format for p in files} >= {"pdf", "docx", "html", "txt", "md"}
