@@ -1,0 +1,33 @@
+"""GUI test fixtures: QSettings in a temp folder, and no thread may outlive its test."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from app.gui.qt_worker import running_workers
+
+
+@pytest.fixture(autouse=True)
+def temp_qsettings(tmp_path_factory):
+    """Window geometry, splitters and recent queries go to a per-test INI folder."""
+    folder = tmp_path_factory.mktemp("qsettings")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
+        QSettings.setPath(QSettings.Format.IniFormat, scope, str(folder))
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def no_thread_left_running():
+    """Fails a test that leaves a worker QThread or a folder-watch thread running."""
+    yield
+    leftover = running_workers()
+    for worker in leftover:  # stop them so the next test starts clean
+        worker.cancel()
+        worker.wait(10_000)
+    watchers = [t.name for t in threading.enumerate() if t.name == "babelfind-watch"]
+    assert not leftover, f"{len(leftover)} worker thread(s) still running after the test"
+    assert not watchers, "a folder watcher was not stopped"
