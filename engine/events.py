@@ -34,6 +34,8 @@ class IndexSummary:
     skipped: tuple[SkippedFile, ...] = ()
     passages: int = 0
     cancelled: bool = False
+    # seconds spent per stage (extract, encode, store, vectors), for benchmarks
+    stage_seconds: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,7 @@ class PassageHit:
     end: int
     page: int | None  # 1-based PDF page of the passage start, else None
     language: str | None  # ISO 639-1
-    snippet: str  # the passage text shortened for display
-    highlight: tuple[int, int] = (0, 0)  # offsets of the best sentence inside `snippet`
+    snippet: str  # the passage on one line, shortened for display
 
 
 @dataclass(frozen=True)
