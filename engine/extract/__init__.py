@@ -60,7 +60,7 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
             kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
             raise ExtractionError(path, f"cannot read: {kind}")
         if info.st_size > max_bytes:
-            raise DocumentTooLargeError(path, f"file is {_mib(info.st_size)}, over the {_mib(max_bytes)} limit")
+            raise DocumentTooLargeError(path, f"file is {_human_size(info.st_size)}, over the {_human_size(max_bytes)} limit")
         with path.open("rb") as f:
             data = f.read(max_bytes + 1)
     except FileNotFoundError as e:
@@ -70,14 +70,17 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
     except OSError as e:
         raise ExtractionError(path, f"cannot read: {os.strerror(e.errno or errno.EIO)}") from e
     if len(data) > max_bytes:  # it grew after stat
-        raise DocumentTooLargeError(path, f"file is over the {_mib(max_bytes)} limit")
+        raise DocumentTooLargeError(path, f"file is over the {_human_size(max_bytes)} limit")
     if not data:
         raise ExtractionError(path, "file is empty")
     return data
 
 
-def _mib(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MiB"
+def _human_size(size: int) -> str:
+    """Example: _human_size(5000) == "4.9 KiB"."""
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MiB"
+    return f"{size / 1024:.1f} KiB"
 
 
 def _choose_format(path: Path, data: bytes) -> str:

@@ -13,10 +13,6 @@ from dataclasses import dataclass
 
 FORMATS = ("txt", "md", "rst", "csv", "html", "pdf", "docx", "odt", "epub")
 
-# Horizontal whitespace, including no-break and other Unicode spaces, but never "\n".
-_SPACES = re.compile(r"[^\S\n]+")
-_SPACE_AROUND_NEWLINE = re.compile(r" ?\n ?")
-_MANY_NEWLINES = re.compile(r"\n{3,}")
 # C0/C1 control characters other than tab and newline; they carry no text.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
@@ -57,13 +53,25 @@ def normalise_whitespace(text: str) -> str:
     """Collapse runs of spaces, keep line breaks, keep paragraph breaks as one blank line.
 
     Example: normalise_whitespace("a  b \\r\\n\\n\\n\\nc") == "a b\\n\\nc"
+
+    Works line by line with str.split/join (C speed): per-character regexes over a
+    50 MB file took seconds each.
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n\n")
-    text = _CONTROL.sub("", text)
-    text = _SPACES.sub(" ", text)
-    text = _SPACE_AROUND_NEWLINE.sub("\n", text)
-    text = _MANY_NEWLINES.sub("\n\n", text)
-    return text.strip()
+    out: list[str] = []
+    blank_before = False
+    for line in text.split("\n"):
+        line = " ".join(line.split())
+        if not line.isprintable():  # rare: only then pay for the regex
+            line = " ".join(_CONTROL.sub("", line).split())
+        if not line:
+            blank_before = bool(out)
+            continue
+        if blank_before:
+            out.append("")
+            blank_before = False
+        out.append(line)
+    return "\n".join(out)
 
 
 def clean_title(title: str | None) -> str | None:
