@@ -15,9 +15,11 @@ from engine.extract.text_file import decode_text
 
 # Never content, wherever they appear.
 DROPPED_TAGS = (
-    "script", "style", "noscript", "template", "nav", "aside", "form",
+    "script", "style", "noscript", "template", "nav", "aside",
     "iframe", "svg", "canvas", "button", "select", "textarea", "head",
 )
+# ASP.NET-style pages wrap the whole page in one <form>; such a form is kept.
+FORM_HOLDING_CONTENT = "main, article, h1"
 # Page furniture, unless it belongs to an article (an article's header holds its title).
 PAGE_FURNITURE = ("header", "footer")
 PARAGRAPH_TAGS = frozenset(
@@ -28,7 +30,7 @@ LINE_TAGS = frozenset("div li tr dt dd figcaption summary caption legend body".s
 CELL_TAGS = frozenset(("td", "th"))
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _INLINE_SPACE = re.compile(r"\s+")
-# Markers the walker emits; they never occur in decoded text.
+# Markers the walker emits; html_to_text removes NULs from the input first.
 _PARAGRAPH, _LINE = "\x00P", "\x00L"
 _BREAKS = re.compile(r"(?:\s*\x00[PL])+\s*")
 
@@ -42,6 +44,9 @@ def declared_charset(data: bytes) -> str | None:
 def _drop_boilerplate(root) -> None:
     for node in root.css(", ".join(DROPPED_TAGS)):
         node.decompose()
+    for node in root.css("form"):
+        if node.css_first(FORM_HOLDING_CONTENT) is None:
+            node.decompose()
     for node in root.css("[hidden], [aria-hidden=true]"):
         node.decompose()
     for node in root.css(", ".join(PAGE_FURNITURE)):
@@ -133,7 +138,7 @@ def html_to_text(html: str) -> tuple[str, str | None]:
     """
     from selectolax.lexbor import LexborHTMLParser  # lazy: C extension
 
-    tree = LexborHTMLParser(html)
+    tree = LexborHTMLParser(html.replace("\x00", ""))
     title_node = tree.css_first("title")
     title = clean_title(title_node.text() if title_node else None)
     if title is None and (h1 := tree.css_first("h1")) is not None:

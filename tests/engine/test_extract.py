@@ -1,7 +1,6 @@
 """Text extraction: every format round trip, encodings, sniffing, page offsets, samples.
 
-Documents are written here with the same libraries that read them (fpdf2 and pypdf,
-python-docx, odfpy, ebooklib), so each test states exactly what the file holds.
+Documents come from tests/extract_docs.py, written with the libraries that read them.
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import CorruptDocumentError, EncryptedDocumentError, ExtractionError
+from engine.errors import CorruptDocumentError, ExtractionError
 from engine.extract import (
     SUPPORTED_EXTENSIONS,
     ExtractedText,
@@ -22,95 +21,9 @@ from engine.extract.base import normalise_whitespace
 from engine.extract.html_file import html_to_text
 from engine.extract.markup import strip_markdown, strip_rst
 from engine.extract.pdf_file import join_pages
+from extract_docs import PAGES, encrypt_pdf, make_docx, make_epub, make_odt, make_pdf
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "resources" / "sample"
-PAGES = [
-    "First page talks about honey bees and their hives.",
-    "Second page is about glaciers retreating in the Alps.",
-    "Third page explains sourdough bread and long fermentation.",
-]
-
-
-# --- document makers -------------------------------------------------------------
-
-
-def make_pdf(path: Path, pages: list[str]) -> Path:
-    """A PDF with one page per string (core Helvetica, so ASCII text only)."""
-    from fpdf import FPDF
-
-    pdf = FPDF()
-    pdf.set_font("helvetica", size=12)
-    for text in pages:
-        pdf.add_page()
-        if text:
-            pdf.multi_cell(0, 8, text)
-    pdf.output(str(path))
-    return path
-
-
-def encrypt_pdf(source: Path, target: Path, user_password: str, owner_password: str) -> Path:
-    from pypdf import PdfReader, PdfWriter
-
-    writer = PdfWriter(clone_from=PdfReader(source))
-    writer.encrypt(user_password=user_password, owner_password=owner_password, algorithm="AES-256")
-    with target.open("wb") as f:
-        writer.write(f)
-    return target
-
-
-def make_docx(path: Path) -> Path:
-    import docx
-
-    doc = docx.Document()
-    doc.core_properties.title = "Venetian glass"
-    doc.add_heading("Glass of Murano", level=1)
-    doc.add_paragraph("Furnaces moved to the island in 1291.")
-    table = doc.add_table(rows=2, cols=2)
-    for r, row in enumerate([("Technique", "Century"), ("Cristallo", "fifteenth")]):
-        for c, value in enumerate(row):
-            table.cell(r, c).text = value
-    doc.add_paragraph("Millefiori   canes are   sliced.")
-    doc.save(path)
-    return path
-
-
-def make_odt(path: Path) -> Path:
-    from odf import dc
-    from odf.opendocument import OpenDocumentText
-    from odf.text import H, P
-
-    doc = OpenDocumentText()
-    doc.meta.addElement(dc.Title(text="Tea notes"))
-    doc.text.addElement(H(outlinelevel=1, text="Green tea"))
-    doc.text.addElement(P(text="Leaves are steamed or pan-fired soon after picking."))
-    doc.text.addElement(P(text="Oolong is partly oxidised."))
-    doc.save(str(path))
-    return path
-
-
-def make_epub(path: Path) -> Path:
-    from ebooklib import epub
-
-    book = epub.EpubBook()
-    book.set_identifier("test-book")
-    book.set_title("Railway book")
-    book.set_language("en")
-    chapters = []
-    # Spine order deliberately differs from the order items are added.
-    for name, body in [
-        ("b", "<h1>Chapter Two</h1><p>The line reaches Vladivostok.</p>"),
-        ("a", "<h1>Chapter One</h1><script>x()</script><p>The line leaves Moscow.</p>"),
-    ]:
-        chapter = epub.EpubHtml(title=name, file_name=f"{name}.xhtml", lang="en")
-        chapter.content = f"<html><body>{body}</body></html>"
-        book.add_item(chapter)
-        chapters.append(chapter)
-    book.toc = chapters
-    book.add_item(epub.EpubNcx())
-    book.add_item(epub.EpubNav())
-    book.spine = [chapters[1], chapters[0]]
-    epub.write_epub(str(path), book)
-    return path
 
 
 # --- formats -------------------------------------------------------------------------
@@ -199,6 +112,8 @@ def test_html_boilerplate_removed_and_blocks_kept(tmp_path):
 def test_html_article_header_kept_and_deep_nesting_ok():
     text, _ = html_to_text("<body><article><header><h2>Kept</h2></header><p>Body</p></article></body>")
     assert text == "Kept\n\nBody"
+    webform = "<body><form><h1>Report</h1><p>Whole page in a form.</p></form><form>Search</form></body>"
+    assert html_to_text(webform)[0] == "Report\n\nWhole page in a form."
     deep = "<div>" * 5000 + "deep" + "</div>" * 5000  # no recursion limit
     assert html_to_text(deep)[0] == "deep"
 

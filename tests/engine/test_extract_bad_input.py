@@ -24,8 +24,7 @@ from engine.errors import (
 from engine.extract import extract
 from engine.extract.sniff import OLE_MAGIC
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_extract import PAGES, encrypt_pdf, make_docx, make_epub, make_pdf  # noqa: E402
+from extract_docs import PAGES, encrypt_pdf, make_docx, make_epub, make_pdf
 
 
 def assert_fails(path: Path, error: type[ExtractionError], reason: str) -> None:
