@@ -1,0 +1,175 @@
+"""One-file, crash-safe storage of a FAISS index with its generation number.
+
+    write_index_file(path, faiss_index, generation=7, meta={"kind": "flat", "trained_count": 0})
+
+Layout: [FAISS index bytes][JSON trailer][trailer length: u32 LE][MAGIC]. The trailer
+comes last because the payload's length and CRC32 are only known once it is written, and
+a magic tail makes truncation obvious. Writes go to a temp file in the same directory,
+are fsynced, then `os.replace`d over the old file, so a crash at any moment leaves either
+the old or the new complete file (plus at worst a stray temp file, removed next time).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import struct
+import tempfile
+import zlib
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"BFVECIX1"
+FORMAT_VERSION = 1
+_TAIL = struct.Struct("<I8s")  # trailer length, magic
+_CHUNK = 16 << 20  # bytes per read while checking the CRC: bounded memory for big files
+_KINDS = {"flat": "IndexIDMap2", "ivf": "IndexIVFFlat"}
+
+
+def write_index_file(path: Path, faiss_index, *, generation: int, meta: dict) -> None:
+    """Atomically replaces `path` with `faiss_index` plus a trailer holding `meta`."""
+    import faiss
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temps(path)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            crc, size = 0, 0
+
+            def write(chunk: bytes) -> int:
+                nonlocal crc, size
+                f.write(chunk)
+                crc, size = zlib.crc32(chunk, crc), size + len(chunk)
+                return len(chunk)
+
+            # Streams the index straight to disk: no second in-memory copy of a 1.5 GB index.
+            faiss.write_index(faiss_index, faiss.PyCallbackIOWriter(write))
+            trailer = dict(meta, format=FORMAT_VERSION, generation=int(generation),
+                           dim=int(faiss_index.d), count=int(faiss_index.ntotal),
+                           payload_bytes=size, payload_crc32=crc)
+            encoded = json.dumps(trailer, sort_keys=True).encode()
+            f.write(encoded + _TAIL.pack(len(encoded), MAGIC))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_directory(path.parent)
+
+
+def read_index_file(path: Path, *, expected_generation: int, dim: int):
+    """Returns (faiss index, trailer dict), or None when unusable; never raises for bad files."""
+    if not path.is_file():
+        log.info("no saved vector index at %s", path)
+        return None
+    try:
+        with open(path, "rb") as f:
+            trailer = _read_trailer(f, path)
+            if trailer is None:
+                return None
+            problem = _trailer_problem(trailer, expected_generation, dim)
+            if problem is None:
+                problem = _payload_problem(f, trailer)
+            if problem is not None:
+                log.warning("ignoring saved vector index %s: %s", path, problem)
+                return None
+            f.seek(0)
+            index = _read_faiss(f, trailer["payload_bytes"])
+    except (OSError, ValueError, RuntimeError, KeyError, TypeError, struct.error, MemoryError) as e:
+        log.warning("ignoring unreadable vector index %s: %s", path, e)
+        return None
+    problem = _index_problem(index, trailer)
+    if problem is not None:
+        log.warning("ignoring saved vector index %s: %s", path, problem)
+        return None
+    return index, trailer
+
+
+def _read_trailer(f, path: Path) -> dict | None:
+    f.seek(0, os.SEEK_END)
+    file_size = f.tell()
+    if file_size < _TAIL.size:
+        log.warning("ignoring vector index %s: file too short (%d bytes)", path, file_size)
+        return None
+    f.seek(file_size - _TAIL.size)
+    trailer_size, magic = _TAIL.unpack(f.read(_TAIL.size))
+    if magic != MAGIC or trailer_size > file_size - _TAIL.size:
+        log.warning("ignoring vector index %s: no valid trailer (truncated or not ours)", path)
+        return None
+    f.seek(file_size - _TAIL.size - trailer_size)
+    trailer = json.loads(f.read(trailer_size).decode())
+    if not isinstance(trailer, dict):
+        raise ValueError("trailer is not a JSON object")
+    if trailer["payload_bytes"] != file_size - _TAIL.size - trailer_size:
+        log.warning("ignoring vector index %s: payload length does not match the file", path)
+        return None
+    return trailer
+
+
+def _trailer_problem(trailer: dict, expected_generation: int, dim: int) -> str | None:
+    if trailer["format"] != FORMAT_VERSION:
+        return f"format {trailer['format']}, expected {FORMAT_VERSION}"
+    if trailer["generation"] != expected_generation:
+        return f"generation {trailer['generation']}, expected {expected_generation}"
+    if trailer["dim"] != dim:
+        return f"dimension {trailer['dim']}, expected {dim}"
+    if trailer.get("kind") not in _KINDS:
+        return f"unknown kind {trailer.get('kind')!r}"
+    return None
+
+
+def _payload_problem(f, trailer: dict) -> str | None:
+    """Checks the CRC before FAISS parses anything: damaged sizes could ask for huge buffers."""
+    f.seek(0)
+    crc, remaining = 0, trailer["payload_bytes"]
+    while remaining > 0:
+        chunk = f.read(min(_CHUNK, remaining))
+        if not chunk:
+            return "file shorter than its payload"
+        crc, remaining = zlib.crc32(chunk, crc), remaining - len(chunk)
+    return None if crc == trailer["payload_crc32"] else "checksum mismatch (damaged file)"
+
+
+def _read_faiss(f, payload_bytes: int):
+    import faiss
+
+    remaining = payload_bytes
+
+    def read(size: int) -> bytes:
+        nonlocal remaining
+        chunk = f.read(min(size, remaining))
+        remaining -= len(chunk)
+        return chunk
+
+    return faiss.read_index(faiss.PyCallbackIOReader(read))
+
+
+def _index_problem(index, trailer: dict) -> str | None:
+    expected_type = _KINDS[trailer["kind"]]
+    if type(index).__name__ != expected_type:
+        return f"holds a {type(index).__name__}, expected {expected_type}"
+    if index.d != trailer["dim"] or index.ntotal != trailer["count"]:
+        return "index dimension or count differs from its trailer"
+    return None
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Deletes temp files a crashed earlier save left beside `path`."""
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Makes the rename itself durable; directories cannot be opened on Windows."""
+    if os.name != "posix":
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,452 @@
+"""Vector index: a fast, disposable cache of the passage vectors kept in the database.
+
+    index = VectorIndex.build(384, ids, vectors); scores, ids = index.search(queries, k=10)
+
+Vectors are L2-normalised float32, so inner product is cosine similarity. Ids are the
+caller's passage ids (int64 >= 0), never FAISS positions.
+
+Which index holds the vectors (why not HNSW):
+  * up to `exact_max` vectors: an exact flat scan (`IndexIDMap2(IndexFlatIP)`); nothing to
+    train, perfect recall, and fast enough at that size.
+  * above it: IVF-Flat (`IndexIVFFlat`, spherical k-means lists, inner product). IVF was
+    chosen over HNSW because (1) it really removes vectors (`remove_ids`), where FAISS HNSW
+    cannot and would need tombstones, a larger k at search time and periodic rebuilds;
+    (2) it builds 1M x 384 in well under a minute on 2 cores, where HNSW takes many
+    minutes; (3) FAISS can move it to a GPU; (4) it stores each vector once (4*d + 8
+    bytes) with no graph links. `bench/bench_vectors.py` measures the latency and recall.
+The kind switches by itself: flat -> IVF when the size passes `exact_max`, IVF -> flat when
+it falls below `exact_max * shrink_ratio`, and IVF is retrained when the size has grown
+`regrow_factor` times since its lists were trained. A rebuild runs outside the search lock,
+so searches keep answering from the old index meanwhile.
+
+Files (`save`/`load`) hold one FAISS index followed by a JSON trailer (generation, dim,
+kind, count, payload length and CRC32) and a magic tail: a truncated or damaged file fails
+the check and `load` returns None, so the caller rebuilds from the database.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from engine.errors import InputError
+from engine.vector_file import read_index_file, write_index_file
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["flat", "ivf"]
+
+
+@dataclass(frozen=True)
+class VectorIndexConfig:
+    """How the vector index trades exactness, speed, memory and rebuild work."""
+
+    # Exact flat scan up to this many vectors: a flat scan costs n*d per query, about
+    # 5 ms for 20k x 384 on one shared core here (docs/benchmarks.md); above it IVF wins.
+    exact_max: int = 20_000
+    # Back to flat only below exact_max * shrink_ratio, so sizes wobbling around the
+    # threshold do not rebuild on every add/remove.
+    shrink_ratio: float = 0.5
+    # Retrain IVF once the size is regrow_factor x the size its lists were trained on:
+    # lists grow with n, so search time grows; retraining keeps lists ~sqrt(n) long.
+    regrow_factor: float = 4.0
+    # nlist = lists_per_sqrt * sqrt(n): balances coarse cost (nlist*d) against list
+    # scanning cost (nprobe * n/nlist * d); the usual FAISS guidance is 1-16 x sqrt(n).
+    lists_per_sqrt: float = 1.0
+    # Lists scanned per query: the recall/speed knob (recall@10 >= 0.95 on clustered
+    # data at 1M with 32, see docs/benchmarks.md). Uniform random data needs far more.
+    nprobe: int = 32
+    # ...but never scan fewer than this many vectors per query: just above exact_max the
+    # lists are short, and 32 of them would hold too few candidates for good recall.
+    # 10k costs about half a flat scan at the threshold and is below 32 lists past ~100k.
+    min_scanned: int = 10_000
+    # k-means sample per list (FAISS warns under 39) and iterations: enough for stable
+    # centroids, small enough that training 1M vectors takes seconds on 2 cores.
+    train_points_per_list: int = 64
+    train_iterations: int = 10
+    # Seed of the k-means sample and initialisation, so rebuilds are reproducible.
+    seed: int = 1234
+    # "auto": search on a GPU when FAISS has GPU support and sees a device; "never":
+    # CPU only; "always": fail loudly when no GPU is usable rather than run slowly.
+    use_gpu: Literal["auto", "never", "always"] = "auto"
+    gpu_device: int = 0
+    # FAISS OpenMP threads; None keeps FAISS's default. Process-wide FAISS state.
+    omp_threads: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.exact_max < 1 or self.nprobe < 1 or self.train_iterations < 1:
+            raise InputError("exact_max, nprobe and train_iterations must be >= 1")
+        if not 0.0 < self.shrink_ratio < 1.0:
+            raise InputError(f"shrink_ratio must be in (0, 1), got {self.shrink_ratio}")
+        if self.regrow_factor <= 1.0 or self.lists_per_sqrt <= 0.0:
+            raise InputError("regrow_factor must be > 1 and lists_per_sqrt > 0")
+        if self.train_points_per_list < 1 or self.min_scanned < 0:
+            raise InputError("train_points_per_list must be >= 1 and min_scanned >= 0")
+        if self.use_gpu not in ("auto", "never", "always"):
+            raise InputError(f"use_gpu must be auto, never or always, got {self.use_gpu!r}")
+
+
+def gpu_available() -> bool:
+    """True when the installed FAISS has GPU support and sees at least one device."""
+    import faiss
+
+    return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
+
+
+_GPU_RESOURCES = None
+
+
+def _gpu_resources():
+    """One StandardGpuResources per process: it reserves GPU scratch memory."""
+    global _GPU_RESOURCES
+    if _GPU_RESOURCES is None:
+        import faiss
+
+        _GPU_RESOURCES = faiss.StandardGpuResources()
+    return _GPU_RESOURCES
+
+
+class VectorIndex:
+    """Inner-product search over L2-normalised vectors keyed by int64 passage ids.
+
+    Thread safe: one thread may search while another adds or removes.
+    """
+
+    def __init__(self, dim: int, *, config: VectorIndexConfig = VectorIndexConfig()):
+        if dim < 1:
+            raise InputError(f"vector dimension must be >= 1, got {dim}")
+        self._dim = int(dim)
+        self._config = config
+        self._lock = threading.RLock()  # guards the live FAISS index (search and mutation)
+        self._writer = threading.Lock()  # one mutator at a time, also across rebuilds
+        self._use_gpu = self._decide_gpu(config)
+        if config.omp_threads is not None:
+            import faiss
+
+            faiss.omp_set_num_threads(config.omp_threads)
+        self._install(_new_flat(self._dim), "flat", trained_count=0)
+
+    # ---- construction -------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        dim: int,
+        ids: np.ndarray,
+        vectors: np.ndarray,
+        *,
+        config: VectorIndexConfig = VectorIndexConfig(),
+    ) -> VectorIndex:
+        """Builds an index from stored vectors, choosing flat or IVF by size.
+
+            index = VectorIndex.build(384, passage_ids, passage_vectors)
+        """
+        index = cls(dim, config=config)
+        ids, vectors = index._check_batch(ids, vectors)
+        kind: Kind = "ivf" if len(ids) > config.exact_max else "flat"
+        with index._writer, index._lock:
+            index._install(*_build(kind, dim, ids, vectors, config))
+        return index
+
+    @classmethod
+    def load(
+        cls,
+        path: Path,
+        *,
+        expected_generation: int,
+        dim: int,
+        config: VectorIndexConfig = VectorIndexConfig(),
+    ) -> VectorIndex | None:
+        """Loads a saved index; None when missing, damaged, of another dim or generation."""
+        loaded = read_index_file(Path(path), expected_generation=expected_generation, dim=dim)
+        if loaded is None:
+            return None
+        faiss_index, meta = loaded
+        index = cls(dim, config=config)
+        with index._lock:
+            index._install(faiss_index, meta["kind"], trained_count=meta["trained_count"])
+        return index
+
+    def save(self, path: Path, generation: int) -> None:
+        """Writes the index atomically: a crash leaves either the old or the new file."""
+        if generation < 0:
+            raise InputError(f"generation must be >= 0, got {generation}")
+        # The writer lock keeps the index still while it is serialised; searches go on.
+        with self._writer:
+            meta = {"kind": self._kind, "trained_count": self._trained_count}
+            write_index_file(Path(path), self._index, generation=generation, meta=meta)
+
+    # ---- queries ------------------------------------------------------------------
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def kind(self) -> Kind:
+        return self._kind
+
+    @property
+    def config(self) -> VectorIndexConfig:
+        return self._config
+
+    @property
+    def effective_nprobe(self) -> int | None:
+        """IVF lists an unfiltered search scans now; None for the flat index."""
+        with self._lock:
+            return self._nprobe() if self._kind == "ivf" else None
+
+    def set_nprobe(self, nprobe: int) -> None:
+        """Changes config.nprobe, the IVF speed/recall knob; the flat index ignores it."""
+        with self._lock:
+            self._config = replace(self._config, nprobe=nprobe)  # validates nprobe >= 1
+            self._gpu = None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._index.ntotal)
+
+    def ids(self) -> np.ndarray:
+        """All ids held, sorted ascending, int64 [n]."""
+        with self._lock:
+            return np.sort(_all_ids(self._index, self._kind))
+
+    def search(
+        self, queries: np.ndarray, k: int, *, candidate_filter: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k by inner product; rows with fewer hits are padded with id -1, score -inf.
+
+            scores, ids = index.search(encoder.encode(["cat"], kind="query"), k=10)
+
+        Args:
+            queries: float32 [m, dim], L2-normalised.
+            k: hits per query, >= 1.
+            candidate_filter: optional int64 ids; only these may be returned.
+        Returns:
+            scores float32 [m, k] (descending), ids int64 [m, k].
+        """
+        queries = self._check_vectors(queries, "queries")
+        if k < 1:
+            raise InputError(f"k must be >= 1, got {k}")
+        selector_ids = None if candidate_filter is None else _as_ids(candidate_filter, "candidate_filter")
+        with self._lock:
+            scores, ids = self._search_locked(queries, int(k), selector_ids)
+        scores[ids < 0] = -np.inf
+        return scores, ids
+
+    def _search_locked(self, queries: np.ndarray, k: int, selector_ids: np.ndarray | None):
+        import faiss
+
+        if selector_ids is None:
+            if self._use_gpu:
+                return self._gpu_index().search(queries, k)
+            if self._kind == "flat":
+                return self._index.search(queries, k)
+            return self._index.search(queries, k, params=faiss.SearchParametersIVF(nprobe=self._nprobe()))
+        sel = faiss.IDSelectorBatch(len(selector_ids), faiss.swig_ptr(selector_ids))
+        if self._kind == "flat":
+            return self._index.search(queries, k, params=faiss.SearchParameters(sel=sel))
+        # With a selective filter few candidates lie in the usual lists; scanning lists in
+        # proportion to n / |filter| keeps the expected candidate count (and so recall) as
+        # without a filter, up to scanning every list, which is exact.
+        selectivity = max(1, len(selector_ids)) / max(1, self._index.ntotal)
+        nprobe = min(self._index.nlist, math.ceil(self._nprobe() / selectivity))
+        return self._index.search(queries, k, params=faiss.SearchParametersIVF(sel=sel, nprobe=nprobe))
+
+    def _nprobe(self) -> int:
+        """IVF lists to scan: config.nprobe, raised to reach config.min_scanned vectors."""
+        nlist, cfg = self._index.nlist, self._config
+        mean_list = max(1.0, self._index.ntotal / nlist)
+        return min(nlist, max(cfg.nprobe, math.ceil(cfg.min_scanned / mean_list)))
+
+    # ---- mutation -----------------------------------------------------------------
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Adds vectors; an id already present gets the new vector (upsert).
+
+            index.add(np.array([7, 8]), encoder.encode(["a", "b"]))
+        """
+        ids, vectors = self._check_batch(ids, vectors)
+        if len(ids) == 0:
+            return
+        with self._writer:
+            with self._lock:
+                self._index.remove_ids(ids)
+                self._index.add_with_ids(vectors, ids)
+                self._gpu = None
+            self._rebuild_if_needed()
+
+    def remove(self, ids: np.ndarray) -> int:
+        """Removes the given ids; returns how many were present. Unknown ids are ignored."""
+        ids = _as_ids(ids, "ids")
+        if len(ids) == 0:
+            return 0
+        with self._writer:
+            with self._lock:
+                removed = int(self._index.remove_ids(ids))
+                self._gpu = None
+            self._rebuild_if_needed()
+        return removed
+
+    def _rebuild_if_needed(self) -> None:
+        """Switches kind or retrains; caller holds the writer lock, not the search lock."""
+        target = self._target_kind()
+        if target is None:
+            return
+        with self._lock:
+            ids, vectors = _all_vectors(self._index, self._kind)
+        log.info("rebuilding vector index: %s -> %s at %d vectors", self._kind, target, len(ids))
+        built = _build(target, self._dim, ids, vectors, self._config)
+        with self._lock:
+            self._install(*built)
+
+    def _target_kind(self) -> Kind | None:
+        n, cfg = self._index.ntotal, self._config
+        if self._kind == "flat":
+            return "ivf" if n > cfg.exact_max else None
+        if n < cfg.exact_max * cfg.shrink_ratio:
+            return "flat"
+        if n > self._trained_count * cfg.regrow_factor:
+            return "ivf"
+        return None
+
+    def _install(self, faiss_index, kind: Kind, trained_count: int) -> None:
+        """Makes `faiss_index` the live index; caller holds the lock (or is __init__)."""
+        self._index, self._kind, self._trained_count = faiss_index, kind, trained_count
+        self._gpu = None
+
+    # ---- GPU ----------------------------------------------------------------------
+
+    @staticmethod
+    def _decide_gpu(config: VectorIndexConfig) -> bool:
+        if config.use_gpu == "never":
+            return False
+        available = gpu_available()
+        if config.use_gpu == "always" and not available:
+            raise InputError("use_gpu='always' but FAISS has no GPU support or sees no GPU")
+        return available
+
+    def _gpu_index(self):
+        """GPU copy of the live index for unfiltered search, re-made after each change.
+
+        The CPU index stays the master (it is what gets saved and mutated); FAISS GPU
+        indexes cannot remove ids, so copying after changes is the simple correct way.
+        """
+        if self._gpu is None:
+            import faiss
+
+            gpu = faiss.index_cpu_to_gpu(_gpu_resources(), self._config.gpu_device, self._index)
+            if self._kind == "ivf":
+                faiss.GpuParameterSpace().set_index_parameter(gpu, "nprobe", self._nprobe())
+            self._gpu = gpu
+        return self._gpu
+
+    # ---- input checks -------------------------------------------------------------
+
+    def _check_batch(self, ids: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ids = _as_ids(ids, "ids")
+        vectors = self._check_vectors(vectors, "vectors")
+        if len(ids) != len(vectors):
+            raise InputError(f"{len(ids)} ids but {len(vectors)} vectors")
+        if len(np.unique(ids)) != len(ids):
+            raise InputError("ids must be unique within one batch")
+        return ids, vectors
+
+    def _check_vectors(self, vectors: np.ndarray, what: str) -> np.ndarray:
+        vectors = np.asarray(vectors)
+        if vectors.ndim != 2 or vectors.shape[1] != self._dim:
+            raise InputError(f"{what} must have shape [n, {self._dim}], got {vectors.shape}")
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1)
+        if not np.all(np.isfinite(norms)) or np.any(np.abs(norms - 1.0) > 1e-3):
+            raise InputError(f"{what} must be finite and L2-normalised")
+        return vectors
+
+
+# ---- FAISS helpers (callers hold the needed locks) -------------------------------------
+
+
+def _as_ids(ids: np.ndarray, what: str) -> np.ndarray:
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
+        raise InputError(f"{what} must be a 1-D integer array, got {ids.dtype} {ids.shape}")
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    if ids.size and ids.min() < 0:
+        raise InputError(f"{what} must be >= 0 (-1 marks padding in results)")
+    return ids
+
+
+def _new_flat(dim: int):
+    import faiss
+
+    return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+
+
+def _build(kind: Kind, dim: int, ids: np.ndarray, vectors: np.ndarray, config: VectorIndexConfig):
+    """Returns (faiss index, kind, trained_count) holding exactly `ids`/`vectors`."""
+    if kind == "flat":
+        index = _new_flat(dim)
+        if len(ids):
+            index.add_with_ids(vectors, ids)
+        return index, "flat", 0
+    return _build_ivf(dim, ids, vectors, config), "ivf", len(ids)
+
+
+def _build_ivf(dim: int, ids: np.ndarray, vectors: np.ndarray, config: VectorIndexConfig):
+    import faiss
+
+    n = len(ids)
+    nlist = max(1, min(n, round(config.lists_per_sqrt * math.sqrt(n))))
+    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+    index.cp.niter = config.train_iterations
+    index.cp.seed = config.seed
+    index.cp.spherical = True  # unit-norm centroids: assignment by cosine, like the search
+    sample_size = min(n, nlist * config.train_points_per_list)
+    index.cp.max_points_per_centroid = config.train_points_per_list
+    sample = np.random.default_rng(config.seed).choice(n, sample_size, replace=False)
+    index.train(vectors[np.sort(sample)])
+    index.add_with_ids(vectors, ids)
+    return index
+
+
+def _all_ids(index, kind: Kind) -> np.ndarray:
+    import faiss
+
+    if kind == "flat":
+        return faiss.vector_to_array(index.id_map).astype(np.int64)
+    lists = index.invlists
+    parts = [
+        faiss.rev_swig_ptr(lists.get_ids(i), lists.list_size(i)).copy()
+        for i in range(index.nlist)
+        if lists.list_size(i)
+    ]
+    return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64)
+
+
+def _all_vectors(index, kind: Kind) -> tuple[np.ndarray, np.ndarray]:
+    """(ids int64 [n], vectors float32 [n, d]) copied out of a flat or IVF-Flat index."""
+    import faiss
+
+    dim = index.d
+    if kind == "flat":
+        ids = faiss.vector_to_array(index.id_map).astype(np.int64)
+        flat = faiss.downcast_index(index.index)
+        vectors = faiss.vector_to_array(flat.codes).view(np.float32).reshape(-1, dim)
+        return ids, vectors.copy()
+    lists, id_parts, vector_parts = index.invlists, [], []
+    for i in range(index.nlist):
+        size = lists.list_size(i)
+        if size == 0:
+            continue
+        id_parts.append(faiss.rev_swig_ptr(lists.get_ids(i), size).copy())
+        codes = faiss.rev_swig_ptr(lists.get_codes(i), size * lists.code_size).copy()
+        vector_parts.append(codes.view(np.float32).reshape(size, dim))
+    if not id_parts:
+        return np.empty(0, np.int64), np.empty((0, dim), np.float32)
+    return np.concatenate(id_parts).astype(np.int64), np.concatenate(vector_parts)
