@@ -44,13 +44,13 @@ def _table_lines(table) -> list[str]:
 
 
 def _block_lines(container) -> list[str]:
-    """Paragraph texts and table rows of a document body or a table cell, in order."""
+    """Paragraph texts and tables (rows joined by newlines) of a body or a cell, in order."""
     from docx.table import Table
 
     lines: list[str] = []
     for block in container.iter_inner_content():
         if isinstance(block, Table):
-            lines.extend(_table_lines(block))
+            lines.append("\n".join(_table_lines(block)))  # one block: rows on their own lines
         else:
             lines.append(block.text)
     return lines
