@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import logging
+import stat
 import zipfile
 from pathlib import Path
 
@@ -89,10 +90,14 @@ def sniff_format(path: Path) -> str | None:
 
     Example: sniff_format(Path("report.txt")) == "pdf"  # a PDF with the wrong name
 
+    Anything but a regular file (folder, FIFO, device) gives None.
+
     Raises:
         OSError: the file cannot be opened or read.
     """
     path = Path(path)
+    if not stat.S_ISREG(path.stat().st_mode):
+        return None  # opening a FIFO would block; folders and devices are no documents
     with path.open("rb") as f:
         head = f.read(HEAD_BYTES)
         if not head.startswith(ZIP_MAGIC):

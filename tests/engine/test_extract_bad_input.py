@@ -21,10 +21,10 @@ from engine.errors import (
     ExtractionError,
     UnsupportedFormatError,
 )
-from engine.extract import extract
+from engine.extract import extract, sniff_format
 from engine.extract.sniff import OLE_MAGIC
 
-from extract_docs import PAGES, encrypt_pdf, make_docx, make_epub, make_pdf
+from extract_docs import PAGES, encrypt_pdf, make_docx, make_epub, make_odt, make_pdf
 
 
 def assert_fails(path: Path, error: type[ExtractionError], reason: str) -> None:
@@ -117,6 +117,56 @@ def test_odt_and_epub_that_are_not_zips(tmp_path):
     assert_fails(tmp_path / "a.epub", CorruptDocumentError, "not a valid EPUB file (not a zip archive)")
 
 
+def with_extra_member(source: Path, target: Path, name: str, content: bytes) -> Path:
+    """A copy of zip `source` with one member added or replaced."""
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w") as zout:
+        for item in zin.infolist():
+            if item.filename != name:
+                zout.writestr(item, zin.read(item.filename))
+        zout.writestr(name, content)
+    return target
+
+
+def test_drm_protected_epub(tmp_path):
+    encryption = b"""<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container"
+        xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>
+        <enc:CipherData><enc:CipherReference URI="EPUB/a.xhtml"/></enc:CipherData>
+        </enc:EncryptedData></encryption>"""
+    source = make_epub(tmp_path / "open.epub")
+    locked = with_extra_member(source, tmp_path / "drm.epub", "META-INF/encryption.xml", encryption)
+    assert_fails(locked, EncryptedDocumentError, "encrypted EPUB (DRM protected)")
+
+
+def test_epub_with_only_obfuscated_fonts_is_read(tmp_path):
+    encryption = b"""<encryption><enc:EncryptedData xmlns:enc="http://www.w3.org/2001/04/xmlenc#">
+        <enc:CipherData><enc:CipherReference URI="EPUB/fonts/serif.otf"/></enc:CipherData>
+        </enc:EncryptedData></encryption>"""
+    source = make_epub(tmp_path / "open.epub")
+    fonts = with_extra_member(source, tmp_path / "fonts.epub", "META-INF/encryption.xml", encryption)
+    assert "Vladivostok" in extract(fonts).text
+
+
+def test_password_protected_odt(tmp_path):
+    source = make_odt(tmp_path / "open.odt")
+    with zipfile.ZipFile(source) as zf:
+        manifest = zf.read("META-INF/manifest.xml")
+    manifest = manifest.replace(
+        b'manifest:full-path="content.xml"',
+        b'manifest:full-path="content.xml"><manifest:encryption-data manifest:checksum="x"/></manifest:file-entry'
+        b'><manifest:file-entry manifest:media-type="text/xml" manifest:full-path="dummy.xml"',
+    )
+    assert b"encryption-data" in manifest
+    locked = with_extra_member(source, tmp_path / "locked.odt", "META-INF/manifest.xml", manifest)
+    assert_fails(locked, EncryptedDocumentError, "encrypted ODT (password protected)")
+
+
+def test_docx_without_text(tmp_path):
+    import docx
+
+    docx.Document().save(tmp_path / "blank.docx")
+    assert_fails(tmp_path / "blank.docx", ExtractionError, "document has no text")
+
+
 def test_truncated_epub(tmp_path):
     data = make_epub(tmp_path / "full.epub").read_bytes()
     (tmp_path / "cut.epub").write_bytes(data[: len(data) // 2])
@@ -175,6 +225,7 @@ def test_folder_named_like_a_document(tmp_path):
 def test_fifo_does_not_hang(tmp_path):
     os.mkfifo(tmp_path / "pipe.txt")
     assert_fails(tmp_path / "pipe.txt", ExtractionError, "cannot read: not a regular file")
+    assert sniff_format(tmp_path / "pipe.txt") is None
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="Linux file names are bytes; others enforce Unicode")
