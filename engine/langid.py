@@ -1,0 +1,189 @@
+"""Language identification: ISO 639-1 codes for passages and documents, offline.
+
+Uses py3langid's bundled naive Bayes model (no download). Two things are added on
+top: its dialect and regional labels are folded into the ISO 639-1 language people
+search in ("yue" -> "zh", "arz" -> "ar"), and text written mostly in Han, kana or
+Hangul is decided by script, which is certain where the model confuses short
+Chinese and Japanese sentences.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import defaultdict
+from collections.abc import Sequence
+
+from engine.errors import InputError, ModelError
+
+log = logging.getLogger(__name__)
+
+# Below this normalised probability the model is guessing and the caller gets None:
+# gibberish, code and bare names score under 0.15, while on Tatoeba sentences of 15
+# languages only ~0.5% of the right answers fall under 0.2 (see tests/engine/test_langid.py).
+MIN_CONFIDENCE = 0.2
+# Letters needed before any guess; Han, kana and Hangul count twice (a syllable or a
+# word each), so "你好" is enough and "ok" is not.
+MIN_LETTER_WEIGHT = 4
+# Longer texts are judged on this many characters from their start, middle and end;
+# py3langid reads about 0.5 MB/s and more text does not change the answer.
+SAMPLE_CHARS = 3000
+# Chinese never writes hiragana, but it does write katakana brand names ("ソニー"), so
+# katakana alone makes text Japanese only from this share of its Han + katakana.
+MIN_KATAKANA_SHARE = 0.25
+# Korean mixed script (hanja) still has this share of Hangul among its CJK letters.
+MIN_HANGUL_SHARE = 0.2
+
+# py3langid labels outside ISO 639-1, folded into the language they are closest to
+# for search (dialects, regional languages, creoles); their probabilities are added
+# to that language's before the best is chosen.
+_FOLD = {
+    "ary": "ar", "arz": "ar", "wuu": "zh", "yue": "zh", "uzs": "uz", "sdh": "ku",
+    "kik": "ki", "fuv": "ff", "gug": "gn", "hbo": "he", "grc": "el", "pcm": "en",
+    "ltg": "lv", "ext": "es", "lij": "it", "vec": "it", "gcf": "fr", "gcr": "fr",
+}
+# Labels with no ISO 639-1 language to fold into; when one of them wins the text is
+# reported as unknown rather than mislabelled. "zxx" means "no linguistic content".
+_NO_ISO_639_1 = frozenset({"zxx", "ace", "bcl", "gom", "nso", "crh", "guw", "kab"})
+
+_LETTER = re.compile(r"[^\W\d_]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+_HIRAGANA = re.compile(r"[\u3041-\u309f]")
+# Katakana (not U+30FB "・", which Chinese uses too) and half-width katakana.
+_KATAKANA = re.compile(r"[\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
+# Addresses are language-less and long; they would outvote a short sentence.
+_NOISE = re.compile(r"https?://\S+|www\.\S+|\S+@\S+\.\S+")
+
+_identifier = None
+_identifier_lock = threading.Lock()
+
+
+def _get_identifier():
+    """The py3langid model, loaded once per process (about 0.6 s), shared by threads.
+
+    Classification only reads the model's arrays, so one instance serves all threads.
+    """
+    global _identifier
+    if _identifier is None:
+        with _identifier_lock:
+            if _identifier is None:
+                _identifier = _load_identifier()
+    return _identifier
+
+
+def _load_identifier():
+    try:
+        from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+    except ImportError as e:
+        raise ModelError("the language identifier (py3langid) is not installed") from e
+    try:
+        identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    except (OSError, ValueError, KeyError, EOFError) as e:
+        raise ModelError(f"cannot load the language model: {e}", MODEL_DIR / MODEL_FILE) from e
+    log.debug("language model loaded: %d labels", len(identifier.labels))
+    return identifier
+
+
+def detect_language(text: str) -> str | None:
+    """ISO 639-1 code of `text`, or None when it is too short, letterless or unclear.
+
+    Example: detect_language("Das ist ein kleiner Test.") == "de"
+
+    Raises:
+        InputError: `text` is not a str.
+        ModelError: the bundled model cannot be loaded.
+    """
+    if not isinstance(text, str):
+        raise InputError(f"text must be a str, not {type(text).__name__}")
+    text = _NOISE.sub(" ", _sample(text))
+    letters = len(_LETTER.findall(text))
+    han, hiragana, katakana, hangul = (
+        len(p.findall(text)) for p in (_HAN, _HIRAGANA, _KATAKANA, _HANGUL)
+    )
+    cjk = han + hiragana + katakana + hangul
+    if letters + cjk < MIN_LETTER_WEIGHT:
+        return None
+    if 2 * cjk >= letters:
+        return _cjk_language(han, hiragana, katakana, hangul)
+    return _model_language(text)
+
+
+def _sample(text: str) -> str:
+    if len(text) <= SAMPLE_CHARS:
+        return text
+    third = SAMPLE_CHARS // 3
+    middle = len(text) // 2 - third // 2
+    return " ".join((text[:third], text[middle : middle + third], text[-third:]))
+
+
+def _cjk_language(han: int, hiragana: int, katakana: int, hangul: int) -> str:
+    """Korean if it has a fair share of Hangul, Japanese if it has kana, else Chinese."""
+    if hangul >= MIN_HANGUL_SHARE * (han + hiragana + katakana + hangul):
+        return "ko"
+    if hiragana or katakana >= MIN_KATAKANA_SHARE * (han + katakana):
+        return "ja"
+    return "zh"
+
+
+def _model_language(text: str) -> str | None:
+    """The model's best ISO 639-1 language after folding dialects, if confident."""
+    folded: dict[str | None, float] = defaultdict(float)
+    for label, probability in _get_identifier().rank(text):
+        folded[iso_639_1(label)] += probability
+    best = max(folded, key=folded.__getitem__)
+    if best is None or folded[best] < MIN_CONFIDENCE:
+        return None
+    return best
+
+
+def iso_639_1(label: str) -> str | None:
+    """Map a py3langid label to ISO 639-1, or None where no such language exists.
+
+    Example: iso_639_1("yue") == "zh"; iso_639_1("de") == "de"; iso_639_1("zxx") is None
+    """
+    if label in _NO_ISO_639_1:
+        return None
+    label = _FOLD.get(label, label)
+    return label if len(label) == 2 else None
+
+
+def detect_languages(texts: Sequence[str]) -> list[str | None]:
+    """`detect_language` for each text, in order.
+
+    Example: detect_languages(["Hello there, friend.", "你好"]) == ["en", "zh"]
+
+    Raises:
+        InputError: `texts` is a single str (a sequence of characters) or holds a non-str.
+    """
+    if isinstance(texts, str):
+        raise InputError("detect_languages takes a sequence of texts, not one str")
+    return [detect_language(text) for text in texts]
+
+
+def document_language(
+    passage_languages: Sequence[str | None], passage_lengths: Sequence[int]
+) -> str | None:
+    """The language holding the most characters among the passages that have one.
+
+    Example: document_language(["en", "de", "de", None], [100, 40, 30, 500]) == "en"
+
+    Ties go to the language met first. None when no passage has a language.
+
+    Raises:
+        InputError: the two sequences differ in length, or a length is negative.
+    """
+    if len(passage_languages) != len(passage_lengths):
+        raise InputError(
+            f"{len(passage_languages)} languages but {len(passage_lengths)} lengths"
+        )
+    weights: dict[str, int] = {}
+    for language, length in zip(passage_languages, passage_lengths):
+        if length < 0:
+            raise InputError(f"passage lengths must be >= 0, got {length}")
+        if language is not None:
+            weights[language] = weights.get(language, 0) + length
+    if not weights:
+        return None
+    return max(weights, key=weights.__getitem__)  # max keeps the first of equal weights
