@@ -19,6 +19,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 
+import shiboken6
 from PySide6.QtCore import QThread, Signal
 
 log = logging.getLogger(__name__)
@@ -124,4 +125,4 @@ class QtWorker(QThread):
 
 def running_workers() -> list[QtWorker]:
     """Workers whose thread is still running (for tests and for quitting cleanly)."""
-    return [w for w in list(_LIVE_WORKERS) if w.isRunning()]
+    return [w for w in list(_LIVE_WORKERS) if shiboken6.isValid(w) and w.isRunning()]

@@ -1,0 +1,330 @@
+"""The main window: search, results, preview, collections, indexing feedback.
+
+    >>> window = QtMainWindow(Library.open(), QSettings("Babelfind", "Babelfind"))
+    >>> window.show()
+
+Every user action becomes one engine call: searches run in the GUI thread (they take
+milliseconds), indexing jobs run in the QtJobQueue's worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBoxLayout, QWidget
+
+from app.gui import qt_files
+from app.gui.qt_collections import QtCollections
+from app.gui.qt_indexing import QtProgressRow, QtSkippedPanel, summary_text
+from app.gui.qt_jobs import Job, QtJobQueue
+from app.gui.qt_menus import build_menus
+from app.gui.qt_models import QtLanguageFilter, QtResultsModel
+from app.gui.qt_preview import QtPreview
+from app.gui.qt_results_view import QtResultsView
+from app.gui.qt_search_bar import QtSearchBar
+from app.gui.qt_theme import app_icon
+from app.gui.qt_watch import QtFolderWatch
+from engine.errors import BabelfindError, NotIndexedError
+from engine.events import IndexFinished
+
+log = logging.getLogger(__name__)
+
+RESULT_LIMIT = 50  # documents per search; the language facet counts over these
+ROOTS_REFRESH_MS = 1000  # sidebar counts refresh at most this often while indexing
+
+
+class QtMainWindow(QMainWindow):
+    """The Babelfind window over one engine Library."""
+
+    searched = Signal(float)  # milliseconds the last search took (the benchmark listens)
+
+    def __init__(self, library, settings: QSettings | None = None, parent=None, *, watch_debounce_s: float = 2.0):
+        super().__init__(parent)
+        self.library = library
+        self.settings = settings or QSettings()
+        self.jobs = QtJobQueue(self)
+        self.watch = QtFolderWatch(watch_debounce_s, self)
+        self.last_error: BabelfindError | Exception | None = None
+        self.setWindowTitle("Babelfind")
+        self.setWindowIcon(app_icon())
+        self.setAcceptDrops(True)
+        self._build()
+        self.menus = build_menus(self)
+        self._connect()
+        self._roots_timer = QTimer(self, singleShot=True, interval=ROOTS_REFRESH_MS)
+        self._roots_timer.timeout.connect(self.refresh_library_view)
+        self.refresh_library_view()
+        self.watch.set_watched(r.path for r in self.library.roots() if r.watch)
+        self._restore_state()
+
+    # -- layout ----------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.collections = QtCollections()
+        self.search_bar = QtSearchBar(self.settings)
+        self.results_model = QtResultsModel(self)
+        self.language_filter = QtLanguageFilter(self)
+        self.language_filter.setSourceModel(self.results_model)
+        self.results = QtResultsView()
+        self.results.setModel(self.language_filter)
+        self.preview = QtPreview(self.library.document_text)
+        self.empty_hint = QLabel(
+            "Drop folders or files anywhere on this window to make them searchable,\n"
+            "then type what you are looking for, in any language."
+        )
+        self.empty_hint.setObjectName("emptyHint")
+        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.progress = QtProgressRow()
+        self.skipped = QtSkippedPanel()
+
+        self.results_splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.results_splitter.addWidget(self.results)
+        self.results_splitter.addWidget(self.preview)
+        self.results_splitter.setStretchFactor(0, 2)
+        self.results_splitter.setStretchFactor(1, 3)
+        centre = QWidget()
+        column = QVBoxLayout(centre)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.search_bar)
+        column.addWidget(self.empty_hint, 1)
+        column.addWidget(self.results_splitter, 1)
+        column.addWidget(self.progress)
+        column.addWidget(self.skipped)
+
+        self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.main_splitter.addWidget(self.collections)
+        self.main_splitter.addWidget(centre)
+        self.main_splitter.setStretchFactor(0, 0)
+        self.main_splitter.setStretchFactor(1, 1)
+        self.main_splitter.setSizes([260, 900])
+        outer = QWidget()
+        layout = QVBoxLayout(outer)
+        layout.setContentsMargins(10, 10, 10, 6)
+        layout.addWidget(self.main_splitter)
+        self.setCentralWidget(outer)
+        self.status_label = QLabel()
+        self.statusBar().addPermanentWidget(self.status_label)
+        self._show_results_area(False)
+
+    def _connect(self) -> None:
+        bar = self.search_bar
+        bar.search_requested.connect(self.run_search)
+        bar.language_changed.connect(self._on_language)
+        bar.navigate.connect(self.results.move)
+        self.results.current_hit_changed.connect(self.preview.show_hit)
+        self.results.activated_hit.connect(self._open_hit)
+        self.preview.open_requested.connect(lambda path: qt_files.open_file(path))
+        self.preview.show_in_folder_requested.connect(lambda path: qt_files.show_in_folder(path))
+        self.collections.add_requested.connect(self.choose_folder)
+        self.collections.reindex_requested.connect(self.reindex_root)
+        self.collections.remove_requested.connect(self.remove_root)
+        self.collections.watch_toggled.connect(self.set_watch)
+        self.collections.show_in_folder_requested.connect(lambda path: qt_files.show_in_folder(path))
+        self.progress.cancel_requested.connect(self.jobs.cancel)
+        self.jobs.started.connect(self._on_job_started)
+        self.jobs.progress.connect(self._on_job_progress)
+        self.jobs.succeeded.connect(self._on_job_succeeded)
+        self.jobs.cancelled.connect(self._on_job_cancelled)
+        self.jobs.failed.connect(self._on_job_failed)
+        self.jobs.idle.connect(self._on_jobs_idle)
+        self.watch.changes.connect(self._on_watched_changes)
+        self.watch.failed.connect(lambda folder, reason: self.statusBar().showMessage(reason, 8000))
+        QShortcut(QKeySequence.StandardKey.Find, self, activated=self.focus_search)
+
+    # -- searching -------------------------------------------------------------------
+
+    def focus_search(self) -> None:
+        self.search_bar.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_bar.field.selectAll()
+
+    def run_search(self) -> None:
+        """One engine search for the current query and folder / file type filters."""
+        bar = self.search_bar
+        query = bar.query()
+        started = time.perf_counter()
+        hits = []
+        if query:
+            try:
+                hits = self.library.search(query, RESULT_LIMIT, path_prefix=bar.path_prefix(), file_types=bar.file_types())
+            except BabelfindError as e:
+                self._report(e)
+        self.results_model.set_hits(hits, query)
+        bar.set_language_counts(Counter(h.language or "" for h in hits))
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        bar.set_result_count(self.language_filter.rowCount(), len(hits), elapsed_ms if query else None)
+        self._show_results_area(bool(query) or self.results_model.rowCount() > 0)
+        self.searched.emit(elapsed_ms)
+
+    def _on_language(self, language: str) -> None:
+        self.language_filter.set_language(language)
+        self.search_bar.set_result_count(self.language_filter.rowCount(), self.results_model.rowCount())
+
+    def _open_hit(self, hit) -> None:
+        if hit is not None:
+            self.search_bar.remember_query()
+            qt_files.open_file(hit.path)
+
+    def _show_results_area(self, show: bool) -> None:
+        has_documents = bool(self.library.roots())
+        self.results_splitter.setVisible(show or has_documents)
+        self.empty_hint.setVisible(not (show or has_documents))
+
+    # -- indexing --------------------------------------------------------------------
+
+    def index_paths(self, paths: Sequence[Path]) -> None:
+        """Queues one engine index_paths call for dropped or chosen files and folders."""
+        paths = [Path(p) for p in paths]
+        if not paths:
+            return
+        label = f"Indexing {paths[0].name}" + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
+        roots = frozenset(str(p) for p in paths if p.is_dir())
+        self.jobs.submit(Job(label, lambda: self.library.index_paths(paths), roots))
+
+    def reindex_root(self, root: str) -> None:
+        self.jobs.submit(Job(f"Re-indexing {Path(root).name}", lambda: self.library.reindex(Path(root)), frozenset({root})))
+
+    def switch_model(self, name: str) -> None:
+        """Re-encodes everything with model `name`; searches keep using the old index meanwhile."""
+        self.jobs.submit(Job(f"Switching to model {name}", lambda: self.library.switch_model(name)))
+
+    def choose_folder(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to search")
+        if folder:
+            self.index_paths([Path(folder)])
+
+    def dragEnterEvent(self, event) -> None:
+        if _local_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event) -> None:
+        if _local_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        paths = _local_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.index_paths(paths)
+
+    def _on_job_started(self, job: Job) -> None:
+        self.progress.start(job.label)
+        self.collections.set_busy(self.jobs.busy_roots())
+
+    def _on_job_progress(self, event) -> None:
+        self.progress.show_event(event)
+        if not self._roots_timer.isActive():
+            self._roots_timer.start()  # counts grow in the sidebar while indexing
+
+    def _on_job_succeeded(self, job: Job, last) -> None:
+        if isinstance(last, IndexFinished):
+            self.skipped.show_skipped(last.summary.skipped)
+            self.statusBar().showMessage(summary_text(last.summary), 10_000)
+
+    def _on_job_cancelled(self, job: Job) -> None:
+        self.statusBar().showMessage(f"{job.label}: cancelled; files already done stay searchable", 10_000)
+
+    def _on_job_failed(self, job: Job, error) -> None:
+        self._report(error, prefix=job.label)
+
+    def _on_jobs_idle(self) -> None:
+        self.progress.finish()
+        self.collections.set_busy(set())
+        self.refresh_library_view()
+
+    # -- collections -----------------------------------------------------------------
+
+    def refresh_library_view(self) -> None:
+        """Sidebar, folder filter and status line from the engine's current counts."""
+        roots = self.library.roots()
+        self.collections.set_roots(roots)
+        self.collections.set_busy(self.jobs.busy_roots())
+        self.search_bar.set_folders([r.path for r in roots])
+        status = self.library.status()
+        self.status_label.setText(f"{status.documents:,} documents  ·  {status.passages:,} passages  ·  model {status.model}")
+        self._show_results_area(bool(self.search_bar.query()))
+
+    def remove_root(self, root: str, confirm: bool = True) -> None:
+        if root in self.jobs.busy_roots():
+            self.statusBar().showMessage(f"{Path(root).name} is being indexed; cancel first to remove it", 8000)
+            return
+        if confirm and QMessageBox.question(
+            self, "Remove folder", f"Remove {root} from the index?\nThe files themselves are not touched."
+        ) != QMessageBox.StandardButton.Yes:
+            return
+        try:
+            removed = self.library.forget(Path(root))
+        except BabelfindError as e:
+            self._report(e)
+            return
+        self.watch.set_watched(r.path for r in self.library.roots() if r.watch)
+        self.statusBar().showMessage(f"Removed {Path(root).name} ({removed:,} documents)", 8000)
+        self.refresh_library_view()
+        self.run_search()
+
+    def set_watch(self, root: str, watch: bool) -> None:
+        self.library.set_watch(Path(root), watch)
+        self.watch.set_watched(r.path for r in self.library.roots() if r.watch)
+        self.refresh_library_view()
+
+    def _on_watched_changes(self, batch) -> None:
+        """A watched folder changed: deleted files leave the index, the rest is re-indexed."""
+        for path in sorted(batch.deleted):
+            try:
+                self.library.forget(path)
+            except NotIndexedError:
+                pass  # a file that was never indexed (or its folder went first)
+        if batch.changed:
+            changed = sorted(batch.changed)
+            self.jobs.submit(Job(f"Updating {batch.root.name}", lambda: self.library.index_paths(changed), frozenset()))
+        else:
+            self.refresh_library_view()
+
+    # -- errors, state ---------------------------------------------------------------
+
+    def _report(self, error: Exception, prefix: str = "") -> None:
+        self.last_error = error
+        if not isinstance(error, BabelfindError):
+            log.error("unexpected error", exc_info=error)
+        text = f"{prefix}: {error}" if prefix else str(error)
+        self.statusBar().showMessage(text, 15_000)
+
+    def _restore_state(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1200, 760)
+        for name, splitter in (("window/main_splitter", self.main_splitter), ("window/results_splitter", self.results_splitter)):
+            state = self.settings.value(name)
+            if state is not None:
+                splitter.restoreState(state)
+
+    def save_state(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/main_splitter", self.main_splitter.saveState())
+        self.settings.setValue("window/results_splitter", self.results_splitter.saveState())
+        self.settings.sync()
+
+    def closeEvent(self, event) -> None:
+        self.save_state()
+        self.shutdown()
+        super().closeEvent(event)
+
+    def shutdown(self) -> None:
+        """Stops indexing (keeping what is done) and folder watching."""
+        self.jobs.shutdown()
+        self.watch.stop()
+
+
+def _local_paths(mime) -> list[Path]:
+    if not mime.hasUrls():
+        return []
+    return [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile()]

@@ -1,0 +1,193 @@
+"""The results list: file name and folder, language badge, score, highlighted snippet.
+
+    >>> view = QtResultsView()
+    >>> view.setModel(language_filter)         # a proxy over QtResultsModel
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from PySide6.QtCore import QModelIndex, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QTextDocument
+from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from app.gui.qt_models import QtResultsModel
+from app.gui.qt_theme import colours
+from engine.events import DocumentHit
+
+_PAD = 8
+_SNIPPET_LINES = 2
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def query_spans(snippet: str, query: str) -> list[tuple[int, int]]:
+    """Where the query's words (or words starting with them) occur in `snippet`.
+
+    Example: query_spans("Honey bees collect nectar", "bee nectar") == [(6, 10), (19, 25)]
+
+    Cross-language hits share no words with the query and get no marks; the snippet is
+    still the best passage, and the preview highlights it whole.
+    """
+    stems = {w.lower() for w in _WORD.findall(query) if len(w) >= 3}
+    if not stems:
+        return []
+    return [
+        (m.start(), m.end())
+        for m in _WORD.finditer(snippet)
+        if any(m.group().lower().startswith(stem) for stem in stems)
+    ]
+
+
+def snippet_html(snippet: str, spans: list[tuple[int, int]], background: str) -> str:
+    """The snippet as HTML with `spans` marked.
+
+    Example: snippet_html("a b c", [(2, 3)], "#ff0") == 'a <span style="...">b</span> c'
+    """
+    out, at = [], 0
+    for start, end in sorted(spans):
+        if start < at or not 0 <= start < end <= len(snippet):
+            continue  # overlapping or out of range: leave unmarked
+        out.append(html.escape(snippet[at:start]))
+        out.append(f'<span style="background-color:{background}; font-weight:600">{html.escape(snippet[start:end])}</span>')
+        at = end
+    out.append(html.escape(snippet[at:]))
+    return "".join(out)
+
+
+class QtResultDelegate(QStyledItemDelegate):
+    """Paints one DocumentHit as a card of three parts: title line, folder, snippet."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
+        line = QFontMetrics(option.font).lineSpacing()
+        return QSize(320, _PAD * 2 + line * (2 + _SNIPPET_LINES) + 6)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        hit: DocumentHit | None = index.data(QtResultsModel.HitRole)
+        if hit is None:
+            return
+        c = colours()
+        painter.save()
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        if selected:
+            painter.fillRect(option.rect, QColor(c.alt))
+            painter.fillRect(QRect(option.rect.left(), option.rect.top(), 3, option.rect.height()), QColor(c.accent))
+        painter.setPen(QColor(c.border))
+        painter.drawLine(option.rect.bottomLeft(), option.rect.bottomRight())
+        area = option.rect.adjusted(_PAD + 4, _PAD, -_PAD, -_PAD)
+        line = QFontMetrics(option.font).lineSpacing()
+        right = self._paint_score_and_badge(painter, option, area, hit, line)
+        self._paint_title(painter, option, QRect(area.left(), area.top(), right - area.left() - 6, line), hit)
+        painter.setPen(QColor(c.muted))
+        folder_rect = QRect(area.left(), area.top() + line, area.width(), line)
+        folder = QFontMetrics(option.font).elidedText(str(Path(hit.path).parent), Qt.TextElideMode.ElideMiddle, area.width())
+        painter.drawText(folder_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, folder)
+        snippet_rect = QRect(area.left(), area.top() + 2 * line + 4, area.width(), line * _SNIPPET_LINES + 2)
+        self._paint_snippet(painter, option, snippet_rect, hit, index)
+        painter.restore()
+
+    def _paint_title(self, painter, option, rect: QRect, hit: DocumentHit) -> None:
+        font = QFont(option.font)
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(QColor(colours().text))
+        name = QFontMetrics(font).elidedText(Path(hit.path).name, Qt.TextElideMode.ElideRight, rect.width())
+        painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
+        painter.setFont(option.font)
+
+    def _paint_score_and_badge(self, painter, option, area: QRect, hit: DocumentHit, line: int) -> int:
+        """Draws score then badge from the right edge; returns the x where they begin."""
+        c = colours()
+        metrics = QFontMetrics(option.font)
+        score = f"{hit.score:.2f}"
+        score_w = metrics.horizontalAdvance(score)
+        x = area.right() - score_w
+        painter.setPen(QColor(c.muted))
+        painter.drawText(QRect(x, area.top(), score_w, line), Qt.AlignmentFlag.AlignVCenter, score)
+        label = (hit.language or "?").upper()
+        badge_w = metrics.horizontalAdvance(label) + 12
+        x -= badge_w + 8
+        badge = QRectF(x, area.top() + 1, badge_w, line - 2)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setBrush(QColor(c.badge))
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.drawRoundedRect(badge, 4, 4)
+        painter.setPen(QColor(c.text))
+        painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        return x
+
+    def _paint_snippet(self, painter, option, rect: QRect, hit: DocumentHit, index: QModelIndex) -> None:
+        if not hit.passages:
+            return
+        best = hit.best
+        doc = QTextDocument()
+        doc.setDefaultFont(option.font)
+        doc.setDocumentMargin(0)
+        doc.setTextWidth(rect.width())
+        colour = colours().text
+        spans = query_spans(best.snippet, index.data(QtResultsModel.QueryRole) or "")
+        doc.setHtml(f'<div style="color:{colour}">{snippet_html(best.snippet, spans, colours().highlight)}</div>')
+        painter.save()
+        painter.translate(rect.topLeft())
+        painter.setClipRect(QRect(0, 0, rect.width(), rect.height()))
+        doc.drawContents(painter, QRectF(0, 0, rect.width(), rect.height()))
+        painter.restore()
+
+
+class QtResultsView(QListView):
+    """A list of result cards; Enter or double click opens, selection shows the preview."""
+
+    activated_hit = Signal(object)  # DocumentHit to open
+    current_hit_changed = Signal(object)  # DocumentHit or None
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("results")
+        self.setItemDelegate(QtResultDelegate(self))
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setUniformItemSizes(True)
+        self.setMouseTracking(True)
+        self.setToolTip("Search results, best first. Enter or double click opens the file.")
+        self.activated.connect(lambda index: self.activated_hit.emit(index.data(QtResultsModel.HitRole)))
+
+    def setModel(self, model) -> None:
+        super().setModel(model)
+        self.selectionModel().currentChanged.connect(self._on_current)
+        model.modelReset.connect(self._select_first)
+        model.layoutChanged.connect(self._select_first)
+        model.rowsRemoved.connect(self._select_first)
+        model.rowsInserted.connect(self._select_first)
+
+    def current_hit(self) -> DocumentHit | None:
+        index = self.currentIndex()
+        return index.data(QtResultsModel.HitRole) if index.isValid() else None
+
+    def move(self, step: int) -> None:
+        """Moves the selection by `step` rows (Up/Down typed in the search field)."""
+        rows = self.model().rowCount()
+        if rows == 0:
+            return
+        row = min(max(self.currentIndex().row() + step, 0), rows - 1)
+        self.setCurrentIndex(self.model().index(row, 0))
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
+            self.activated_hit.emit(self.current_hit())
+            return
+        super().keyPressEvent(event)
+
+    def _select_first(self, *args) -> None:
+        model = self.model()
+        if model.rowCount() and not self.currentIndex().isValid():
+            self.setCurrentIndex(model.index(0, 0))
+        elif not model.rowCount():
+            self.current_hit_changed.emit(None)
+
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self.current_hit_changed.emit(current.data(QtResultsModel.HitRole) if current.isValid() else None)

@@ -1,0 +1,172 @@
+"""Search field (debounced as you type, Enter at once) and the filter row.
+
+    >>> bar = QtSearchBar(settings)
+    >>> bar.search_requested.connect(run_search)     # after 150 ms of quiet, or on Enter
+    >>> bar.set_language_counts({"en": 7, "de": 3})  # the facet over the current results
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QSettings, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtWidgets import QComboBox, QCompleter, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
+
+from app.gui.qt_theme import icon, theme_changed
+
+DEBOUNCE_MS = 150
+RECENT_KEY = "search/recent"
+RECENT_MAX = 20
+FILE_TYPES = ("pdf", "docx", "odt", "epub", "html", "txt", "md", "rst", "csv")
+
+
+class QtSearchBar(QWidget):
+    """The query field and the language / folder / file type filters.
+
+    Signals:
+        search_requested(): the query or a filter that narrows the search changed.
+        language_changed(str): the language facet changed ('' for all); no new search.
+        navigate(int): Up (-1) or Down (+1) typed in the field, for the results list.
+        accepted(): Enter in the field (after the immediate search).
+    """
+
+    search_requested = Signal()
+    language_changed = Signal(str)
+    navigate = Signal(int)
+    accepted = Signal()
+
+    def __init__(self, settings: QSettings, parent=None):
+        super().__init__(parent)
+        self._settings = settings
+        self.field = QLineEdit()
+        self.field.setObjectName("searchField")
+        self.field.setPlaceholderText("Search your documents by meaning, in any language  (Ctrl+F)")
+        self.field.setClearButtonEnabled(True)
+        self.field.setToolTip("Type a question or a few words; results update as you type, Enter searches at once")
+        self._search_action = self.field.addAction(icon("search"), QLineEdit.ActionPosition.LeadingPosition)
+        self.field.installEventFilter(self)
+        self._recent = QStringListModel(self.recent_queries(), self)
+        completer = QCompleter(self._recent, self)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setCompletionMode(QCompleter.CompletionMode.InlineCompletion)
+        self.field.setCompleter(completer)
+        self.debounce = QTimer(self)
+        self.debounce.setSingleShot(True)
+        self.debounce.setInterval(DEBOUNCE_MS)
+        self.debounce.timeout.connect(self.search_requested)
+        self.field.textChanged.connect(lambda _text: self.debounce.start())
+        self.field.returnPressed.connect(self._on_enter)
+        self.language = self._combo("Only results in this language; the numbers count the current results")
+        self.language.currentIndexChanged.connect(lambda _i: self.language_changed.emit(self.selected_language()))
+        self.folder = self._combo("Search only in this indexed folder")
+        self.folder.currentIndexChanged.connect(lambda _i: self.search_requested.emit())
+        self.file_type = self._combo("Search only in files of this type")
+        self.file_type.addItem("All file types", "")
+        for ext in FILE_TYPES:
+            self.file_type.addItem(ext.upper(), ext)
+        self.file_type.currentIndexChanged.connect(lambda _i: self.search_requested.emit())
+        self.set_language_counts({})
+        self.set_folders([])
+        self.count_label = QLabel("")
+        self.count_label.setObjectName("hint")
+        filters = QHBoxLayout()
+        filters.setContentsMargins(0, 0, 0, 0)
+        for combo in (self.language, self.folder, self.file_type):
+            filters.addWidget(combo)
+        filters.addStretch(1)
+        filters.addWidget(self.count_label)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.field)
+        layout.addLayout(filters)
+        theme_changed().connect(lambda _dark: self._search_action.setIcon(icon("search")))
+
+    def _combo(self, tip: str) -> QComboBox:
+        combo = QComboBox()
+        combo.setToolTip(tip)
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        return combo
+
+    # -- what the window reads -------------------------------------------------------
+
+    def query(self) -> str:
+        return self.field.text().strip()
+
+    def selected_language(self) -> str:
+        return self.language.currentData() or ""
+
+    def path_prefix(self) -> str | None:
+        return self.folder.currentData() or None
+
+    def file_types(self) -> list[str] | None:
+        ext = self.file_type.currentData()
+        return [ext] if ext else None
+
+    # -- what the window sets --------------------------------------------------------
+
+    def set_language_counts(self, counts: Mapping[str, int]) -> None:
+        """Fills the facet with the languages of the current results, keeping the choice."""
+        keep = self.selected_language()
+        self.language.blockSignals(True)
+        self.language.clear()
+        self.language.addItem(f"All languages ({sum(counts.values())})", "")
+        for language, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            self.language.addItem(f"{(language or '?').upper()} ({count})", language)
+        if keep and keep not in counts:
+            self.language.addItem(f"{keep.upper()} (0)", keep)  # a choice with no hits now stays visible
+        self.language.setCurrentIndex(max(0, self.language.findData(keep)))
+        self.language.blockSignals(False)
+
+    def set_folders(self, folders: Sequence[str]) -> None:
+        keep = self.path_prefix()
+        self.folder.blockSignals(True)
+        self.folder.clear()
+        self.folder.addItem("All folders", "")
+        for folder in sorted(folders, key=lambda f: Path(f).name.lower()):
+            self.folder.addItem(icon("folder"), Path(folder).name or folder, folder)
+            self.folder.setItemData(self.folder.count() - 1, folder, Qt.ItemDataRole.ToolTipRole)
+        self.folder.setCurrentIndex(max(0, self.folder.findData(keep or "")))
+        self.folder.blockSignals(False)
+
+    def set_result_count(self, shown: int, total: int, elapsed_ms: float | None = None) -> None:
+        if not self.query():
+            self.count_label.setText("")
+            return
+        text = f"{shown} of {total} documents" if shown != total else f"{total} documents"
+        self.count_label.setText(text + (f"  ·  {elapsed_ms:.0f} ms" if elapsed_ms is not None else ""))
+
+    # -- recent queries --------------------------------------------------------------
+
+    def recent_queries(self) -> list[str]:
+        value = self._settings.value(RECENT_KEY, [])
+        if isinstance(value, str):  # QSettings INI returns a lone item as a string
+            value = [value]
+        return [str(v) for v in value or []]
+
+    def remember_query(self) -> None:
+        query = self.query()
+        if not query:
+            return
+        recent = [query] + [q for q in self.recent_queries() if q != query]
+        recent = recent[:RECENT_MAX]
+        self._settings.setValue(RECENT_KEY, recent)
+        self._recent.setStringList(recent)
+
+    # -- keys ------------------------------------------------------------------------
+
+    def _on_enter(self) -> None:
+        self.debounce.stop()
+        self.search_requested.emit()
+        self.remember_query()
+        self.accepted.emit()
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.field and event.type() == QEvent.Type.KeyPress:
+            if event.key() == Qt.Key.Key_Down:
+                self.navigate.emit(1)
+                return True
+            if event.key() == Qt.Key.Key_Up:
+                self.navigate.emit(-1)
+                return True
+        return super().eventFilter(watched, event)

@@ -1,0 +1,63 @@
+"""Helpers for driving the real window: drop files, type queries, wait for jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from app.gui.qt_main_window import QtMainWindow
+
+JOB_TIMEOUT_MS = 120_000
+
+
+def drop(window: QtMainWindow, paths: Sequence[Path]) -> bool:
+    """Sends a real drag-enter and drop with file URLs to the window; True if accepted."""
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    centre = window.rect().center()
+    enter = QDragEnterEvent(
+        QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
+    QApplication.sendEvent(window, enter)
+    if not enter.isAccepted():
+        return False
+    event = QDropEvent(
+        QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
+    QApplication.sendEvent(window, event)
+    return event.isAccepted()
+
+
+def drop_and_wait(qtbot, window: QtMainWindow, paths: Sequence[Path]) -> None:
+    """Drops `paths` and waits on the worker's finished signal."""
+    assert drop(window, paths)
+    worker = window.jobs.worker()
+    assert worker is not None, "the drop started no indexing job"
+    if worker.isRunning() or not worker.isFinished():
+        with qtbot.waitSignal(worker.finished, timeout=JOB_TIMEOUT_MS):
+            pass
+    qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=JOB_TIMEOUT_MS)
+
+
+def type_query(qtbot, window: QtMainWindow, text: str) -> None:
+    """Types `text` key by key and waits for the debounced search to run."""
+    field = window.search_bar.field
+    field.setFocus()
+    field.clear()
+    with qtbot.waitSignal(window.searched, timeout=10_000):
+        qtbot.keyClicks(field, text)
+
+
+def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
