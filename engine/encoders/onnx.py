@@ -1,0 +1,222 @@
+"""Sentence encoders served by ONNX Runtime; the query path never imports torch.
+
+    >>> enc = OnnxEncoder(folder, manifest)          # usually via engine.models.load_encoder
+    >>> enc.encode(["query text"], kind="query")    # float32 [1, dim], unit rows
+    >>> enc.device, enc.providers                   # ('cpu', ['CPUExecutionProvider'])
+
+The ONNX graph (made by trainer.export) takes int64 `input_ids` and `attention_mask`
+[batch, seq] and returns `embedding` [batch, dim], pooled and L2-normalised inside.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from engine.encoders.base import TextKind, l2_normalise
+from engine.errors import InputError, ModelError
+
+log = logging.getLogger(__name__)
+
+CPU_PROVIDER = "CPUExecutionProvider"
+CUDA_PROVIDER = "CUDAExecutionProvider"
+# Padding wastes compute quadratically in attention; batches hold similar lengths and
+# at most this many tokens (batch * padded length) so memory stays bounded.
+MAX_BATCH = 64
+MAX_BATCH_TOKENS = 16384
+
+
+def cuda_device_count() -> int:
+    """Number of CUDA devices the driver reports (0 without a driver); no torch needed."""
+    for lib in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            cuda = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        count = ctypes.c_int(0)
+        if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+            return 0
+        return count.value
+    return 0
+
+
+def choose_providers(
+    device: str = "auto", available: Sequence[str] | None = None, gpu_count: int | None = None
+) -> list[str]:
+    """ONNX Runtime providers for `device` ("auto" | "cpu" | "cuda"), best first.
+
+    CUDA is chosen only when onnxruntime-gpu offers it AND a GPU is present; the CPU
+    provider is always last so a failing CUDA setup still falls back.
+    """
+    if device not in ("auto", "cpu", "cuda"):
+        raise InputError(f"unknown device {device!r}; choose auto, cpu or cuda")
+    if device == "cpu":
+        return [CPU_PROVIDER]
+    if available is None:
+        import onnxruntime
+
+        available = onnxruntime.get_available_providers()
+    has_cuda = CUDA_PROVIDER in available
+    if has_cuda and gpu_count is None:
+        gpu_count = cuda_device_count()
+    if has_cuda and gpu_count:
+        return [CUDA_PROVIDER, CPU_PROVIDER]
+    if device == "cuda":
+        raise ModelError("device 'cuda' asked for, but onnxruntime-gpu or a GPU is missing")
+    return [CPU_PROVIDER]
+
+
+def resolve_device(device: str = "auto") -> str:
+    """"cuda" or "cpu": what `device` means on this machine."""
+    return "cuda" if choose_providers(device)[0] == CUDA_PROVIDER else "cpu"
+
+
+def physical_cores() -> int:
+    """Physical cores this process may run on (hyper-threads counted once).
+
+    ORT runs best with one intra-op thread per physical core; OMP_NUM_THREADS, when
+    set, caps it so a shared machine is not oversubscribed.
+    """
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        allowed = list(range(os.cpu_count() or 1))
+    cores = set()
+    for cpu in allowed:
+        base = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        try:
+            cores.add((base / "physical_package_id").read_text().strip() + ":" +
+                      (base / "core_id").read_text().strip())
+        except OSError:
+            cores.add(str(cpu))
+    count = max(1, len(cores))
+    cap = os.environ.get("OMP_NUM_THREADS", "")
+    return min(count, int(cap)) if cap.isdigit() and int(cap) > 0 else count
+
+
+def length_batches(lengths: Sequence[int], max_batch: int = MAX_BATCH,
+                   max_tokens: int = MAX_BATCH_TOKENS) -> list[np.ndarray]:
+    """Indices grouped into batches of similar length (longest first).
+
+    >>> length_batches([3, 9, 4], max_batch=2)   # [array([1, 2]), array([0])]
+    """
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    batches, start = [], 0
+    while start < len(order):
+        longest = max(1, int(lengths[order[start]]))
+        size = max(1, min(max_batch, max_tokens // longest))
+        batches.append(order[start:start + size])
+        start += size
+    return batches
+
+
+class OnnxEncoder:
+    """An `Encoder` backed by an ONNX Runtime session and a fast `tokenizers` tokenizer."""
+
+    def __init__(self, folder: Path, manifest, *, variant: str = "fp32", device: str = "auto",
+                 threads: int | None = None):
+        self.folder = Path(folder)
+        self.manifest = manifest
+        self.name = manifest.name
+        self.dim = int(manifest.dim)
+        self.variant = variant
+        self.max_length = int(manifest.max_length)
+        self.prefixes = dict(manifest.prefixes or {})
+        self.pad_id = int(manifest.pad_token_id)
+        self.providers = choose_providers(device)
+        self.device = "cuda" if self.providers[0] == CUDA_PROVIDER else "cpu"
+        self.threads = threads or physical_cores()
+        self.model_path = self.folder / manifest.variant_file(variant)
+        self.tokenizer = self._load_tokenizer(self.folder / manifest.tokenizer_file)
+        self.session = self._load_session(self.model_path)
+        self._check_output(self.encode(["warm-up"], kind="passage"))
+
+    def _load_tokenizer(self, path: Path):
+        from tokenizers import Tokenizer
+
+        try:
+            tokenizer = Tokenizer.from_file(str(path))
+        except Exception as e:  # tokenizers raises plain Exception subclasses
+            raise ModelError(f"cannot read tokenizer {path}: {e}", path) from e
+        tokenizer.no_padding()  # batches are padded here, per length bucket
+        tokenizer.enable_truncation(self.max_length)
+        return tokenizer
+
+    def _load_session(self, path: Path):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        try:
+            session = ort.InferenceSession(str(path), options, providers=self.providers)
+        except Exception as e:  # ORT raises its own Fail/InvalidGraph/... types
+            raise ModelError(f"{path} is not a loadable ONNX model: {e}", path) from e
+        inputs = {i.name for i in session.get_inputs()}
+        outputs = session.get_outputs()
+        if not {"input_ids", "attention_mask"} <= inputs or len(outputs) != 1:
+            raise ModelError(
+                f"{path}: expected inputs input_ids, attention_mask and one output, "
+                f"found inputs {sorted(inputs)} and {len(outputs)} outputs", path)
+        shape = outputs[0].shape
+        if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != self.dim):
+            raise ModelError(
+                f"{path}: output shape {shape} is not [batch, {self.dim}] as the manifest says",
+                path)
+        self.providers = session.get_providers()
+        return session
+
+    def _check_output(self, vectors: np.ndarray) -> None:
+        if vectors.shape != (1, self.dim):
+            raise ModelError(
+                f"{self.model_path}: produced shape {vectors.shape}, expected (1, {self.dim})",
+                self.model_path)
+
+    def tokenize(self, texts: Sequence[str], kind: TextKind = "passage") -> list[list[int]]:
+        """Token ids per text, with the model's prefix for `kind`, truncated to max_length."""
+        if kind not in ("query", "passage"):
+            raise InputError(f"unknown text kind {kind!r}; use 'query' or 'passage'")
+        prefix = self.prefixes.get(kind, "")
+        encodings = self.tokenizer.encode_batch([prefix + t for t in texts])
+        return [e.ids for e in encodings]
+
+    def encode(self, texts: Sequence[str], kind: TextKind = "passage") -> np.ndarray:
+        """float32 [len(texts), dim], unit rows, in input order."""
+        if isinstance(texts, str):
+            raise InputError("encode() takes a list of texts, not one string")
+        ids = self.tokenize(list(texts), kind)
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
+        for batch in length_batches([len(x) for x in ids]):
+            out[batch] = self._run([ids[i] for i in batch])
+        return l2_normalise(out)
+
+    def _run(self, rows: list[list[int]]) -> np.ndarray:
+        # input_ids / attention_mask: int64 [batch, longest in batch]
+        width = max(1, max(len(r) for r in rows))  # all-empty texts still run
+        input_ids = np.full((len(rows), width), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for i, row in enumerate(rows):
+            input_ids[i, :len(row)] = row
+            mask[i, :len(row)] = 1
+        if self.device == "cuda":
+            return self._run_cuda(input_ids, mask)
+        return self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
+
+    def _run_cuda(self, input_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        # IO binding: inputs copied to the GPU once, output allocated there.
+        binding = self.session.io_binding()
+        binding.bind_cpu_input("input_ids", input_ids)
+        binding.bind_cpu_input("attention_mask", mask)
+        binding.bind_output(self.session.get_outputs()[0].name, "cuda")
+        self.session.run_with_iobinding(binding)
+        return binding.copy_outputs_to_cpu()[0].astype(np.float32)
+
+    def __repr__(self) -> str:
+        return (f"OnnxEncoder({self.name!r}, dim={self.dim}, variant={self.variant!r}, "
+                f"device={self.device!r}, threads={self.threads})")

@@ -1,0 +1,289 @@
+"""Transformers folder -> ONNX sentence encoder registered in the model registry.
+
+    >>> manifest = export_transformer(Path("my-bert"), "my-bert", pooling="mean")
+    >>> manifest.export_parity["min_cosine"]     # >= 0.9999 or the export failed
+
+The graph holds pooling (CLS or masked mean) and L2 normalisation; inputs are int64
+`input_ids`, `attention_mask` [batch, seq] with dynamic axes; output `embedding`
+[batch, dim]. Variants: fp32 always, fp16 (GPU) and int8 (CPU) when asked and good
+enough; the manifest says why a variant is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from engine.config import DataPaths, data_paths
+from engine.errors import InputError, ModelError
+from engine.models import ModelManifest, check_name, model_dir, write_manifest
+from trainer.quantise import make_fp16_variant, make_int8_variant
+
+log = logging.getLogger(__name__)
+
+OPSET = 17
+PARITY_MIN_COSINE = 0.9999
+# (step, done, total): the app shows it as a progress bar
+Progress = Callable[[str, int, int], None]
+
+# Fixed multilingual parity set: scripts, lengths and punctuation a model meets.
+PARITY_SENTENCES = (
+    "The cat sits on the mat.",
+    "Where is the nearest train station?",
+    "Der schnelle braune Fuchs springt über den faulen Hund.",
+    "Je voudrais réserver une table pour deux personnes ce soir.",
+    "¿Dónde está la biblioteca municipal?",
+    "O relatório anual foi publicado ontem à noite.",
+    "Il treno per Milano parte alle otto e mezza.",
+    "Мы встретимся завтра утром у входа в музей.",
+    "東京は日本の首都です。",
+    "我明天要去北京出差。",
+    "서울의 날씨는 오늘 맑습니다.",
+    "القراءة غذاء العقل والروح.",
+    "यह किताब बहुत दिलचस्प है।",
+    "Η θάλασσα είναι ήρεμη σήμερα.",
+    "Bu akşam sinemaya gitmek ister misin?",
+    "Kiedy zaczyna się koncert?",
+    "ข้าพเจ้าชอบกินข้าวผัด",
+    "Tom",
+    "A much longer sentence that goes on and on, listing apples, pears, plums, cherries, "
+    "grapes and many other fruits, so that the sequence is far longer than the others.",
+    "42 — 3,14 % ; e-mail: someone@example.org",
+)
+
+
+class TorchEncoder:
+    """Reference encoder in plain torch + transformers (the slow path parity is measured against)."""
+
+    def __init__(self, src_dir: Path, *, pooling: str = "mean", prefixes: dict | None = None,
+                 max_length: int = 512):
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        if pooling not in ("mean", "cls"):
+            raise InputError(f"unknown pooling {pooling!r}; use 'mean' or 'cls'")
+        self.tokenizer = AutoTokenizer.from_pretrained(str(src_dir))
+        model = AutoModel.from_pretrained(str(src_dir), attn_implementation="eager")
+        self.head = EmbeddingHead(model.eval(), pooling).eval()
+        self.prefixes = prefixes or {}
+        self.max_length = max_length
+        self.dim = int(model.config.hidden_size)
+        self.name = Path(src_dir).name
+        self._torch = torch
+
+    def encode(self, texts: Sequence[str], kind: str = "passage", batch_size: int = 32) -> np.ndarray:
+        prefix = self.prefixes.get(kind, "")
+        out = []
+        for start in range(0, len(texts), batch_size):
+            batch = [prefix + t for t in texts[start:start + batch_size]]
+            enc = self.tokenizer(batch, padding=True, truncation=True,
+                                 max_length=self.max_length, return_tensors="pt")
+            with self._torch.inference_mode():
+                out.append(self.head(enc["input_ids"], enc["attention_mask"]).numpy())
+        return np.concatenate(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
+
+
+def _embedding_head_class():
+    import torch
+
+    class _EmbeddingHead(torch.nn.Module):
+        """Transformer + pooling + L2 normalisation: [batch, seq] ids -> [batch, dim]."""
+
+        def __init__(self, model, pooling: str):
+            super().__init__()
+            self.model = model
+            self.pooling = pooling
+
+        def forward(self, input_ids, attention_mask):
+            hidden = self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            if self.pooling == "cls":
+                pooled = hidden[:, 0]
+            else:  # masked mean over real tokens; hidden [b, s, d], weights [b, s, 1]
+                weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2.0, dim=-1)
+
+    return _EmbeddingHead
+
+
+def EmbeddingHead(model, pooling: str):  # noqa: N802 - builds a torch module lazily
+    return _embedding_head_class()(model, pooling)
+
+
+def export_onnx(head, path: Path, *, opset: int = OPSET) -> Path:
+    """Traces `head` to ONNX with dynamic batch and sequence axes (legacy exporter:
+    the dynamo exporter needs onnxscript, which the app does not ship)."""
+    import torch
+
+    ids = torch.tensor([[1, 5, 6, 7, 2], [1, 8, 2, 0, 0]], dtype=torch.long)
+    mask = (torch.arange(5)[None, :] < torch.tensor([[5], [3]])).long()
+    axes = {"batch": 0, "seq": 1}
+    head.eval()
+    with torch.inference_mode(False), torch.no_grad():
+        torch.onnx.export(
+            head, (ids, mask), str(path), dynamo=False, opset_version=opset,
+            input_names=["input_ids", "attention_mask"], output_names=["embedding"],
+            dynamic_axes={"input_ids": {v: k for k, v in axes.items()},
+                          "attention_mask": {v: k for k, v in axes.items()},
+                          "embedding": {0: "batch"}},
+            do_constant_folding=True,
+        )
+    head.eval()  # export restores the caller's training flag; make sure it is eval
+    return path
+
+
+def file_encoder(model_path: Path, tokenizer_path: Path, dim: int, *, prefixes: dict | None = None,
+                 max_length: int = 512, pad_id: int = 0, threads: int | None = None):
+    """An OnnxEncoder for an ONNX file outside the registry (export-time checks)."""
+    from engine.encoders.onnx import OnnxEncoder
+
+    manifest = ModelManifest(name=Path(model_path).stem, family="transformer",
+                             dim=dim, pooling="mean", max_length=max_length,
+                             prefixes=dict(prefixes or {}), pad_token_id=pad_id,
+                             variants={"x": {"file": Path(model_path).name}},
+                             tokenizer_file=str(tokenizer_path))
+    return OnnxEncoder(Path(model_path).parent, manifest, variant="x", device="cpu",
+                       threads=threads)
+
+
+def onnx_encode(model_path: Path, tokenizer_path: Path, dim: int, texts: Sequence[str], *, prefix: str = "",
+                max_length: int = 512, pad_id: int = 0) -> np.ndarray:
+    """Encodes `texts` (with `prefix`) with an ONNX file outside the registry."""
+    encoder = file_encoder(model_path, tokenizer_path, dim, prefixes={"passage": prefix},
+                           max_length=max_length, pad_id=pad_id)
+    return encoder.encode(list(texts), kind="passage")
+
+
+def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine of two [n, d] arrays."""
+    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
+    return (a * b).sum(1)
+
+
+def export_transformer(
+    src_dir: Path,
+    name: str,
+    *,
+    pooling: str = "mean",
+    prefixes: dict | None = None,
+    max_length: int = 512,
+    languages: Sequence[str] = (),
+    source: str = "",
+    licence: str = "",
+    notes: str = "",
+    training: dict | None = None,
+    variants: Sequence[str] = ("fp16", "int8"),
+    quality_texts: Sequence[str] | None = None,
+    tatoeba_dir: Path | None = None,
+    paths: DataPaths | None = None,
+    replace_existing: bool = False,
+    progress: Progress | None = None,
+) -> ModelManifest:
+    """Exports a BERT/XLM-R-family transformers folder to ONNX and registers it as `name`.
+
+    Args:
+        pooling: "mean" (masked) or "cls".
+        prefixes: {"query": ..., "passage": ...} text prefixes (e5: "query: ", "passage: ").
+        variants: extra variants to try: "fp16" (GPU) and/or "int8" (CPU, kept only when
+            it stays within the quality bound, see trainer.quantise).
+        quality_texts: sentences for the int8 check (default: the parity set).
+        tatoeba_dir: when given, int8 must also keep Tatoeba error within 0.5 point.
+    Raises:
+        ModelError when parity with torch is below 0.9999 cosine (nothing is registered).
+    """
+    progress = progress or (lambda step, done, total: None)
+    paths = paths or data_paths()
+    check_name(name)
+    src_dir = Path(src_dir)
+    target = model_dir(name, paths)
+    if target.exists() and not replace_existing:
+        raise InputError(f"a model named '{name}' is already installed")
+    prefixes = {"query": "", "passage": ""} | dict(prefixes or {})
+    paths.models.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".export-{name}-", dir=paths.models))
+    try:
+        manifest = _export_into(work, src_dir, name, pooling, prefixes, max_length, variants,
+                                quality_texts, tatoeba_dir, progress)
+        manifest = replace(manifest, languages=tuple(languages), source=source,
+                           licence=licence, notes=notes, training=training)
+        progress("registering", 0, 1)
+        manifest = write_manifest(work, manifest)
+        if target.exists():
+            shutil.rmtree(target)
+        work.rename(target)
+        progress("registering", 1, 1)
+        return manifest
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _export_into(work: Path, src_dir: Path, name: str, pooling: str, prefixes: dict,
+                 max_length: int, variants: Sequence[str], quality_texts, tatoeba_dir,
+                 progress: Progress) -> ModelManifest:
+    steps = 3 + len(variants)
+    progress("loading the transformer", 0, steps)
+    torch_encoder = TorchEncoder(src_dir, pooling=pooling, prefixes=prefixes, max_length=max_length)
+    tokenizer_path = _save_tokenizer(torch_encoder.tokenizer, work)
+    config = torch_encoder.head.model.config
+    max_length = min(max_length, int(getattr(config, "max_position_embeddings", max_length)))
+    # XLM-R position ids start after the padding index; BERT ignores the pad value
+    pad_id = int(config.pad_token_id if config.pad_token_id is not None else 0)
+    progress("exporting to ONNX", 1, steps)
+    fp32_path = export_onnx(torch_encoder.head, work / "model.onnx")
+    progress("checking parity with torch", 2, steps)
+    parity = _parity(torch_encoder, fp32_path, tokenizer_path, prefixes, max_length, pad_id)
+    manifest = ModelManifest(
+        name=name, family="transformer", dim=torch_encoder.dim, pooling=pooling,
+        max_length=max_length, prefixes=prefixes, export_parity=parity,
+        variants={"fp32": {"file": fp32_path.name}}, pad_token_id=pad_id,
+        tokenizer_file=tokenizer_path.name,
+    )
+    texts = list(quality_texts or PARITY_SENTENCES)
+    for i, variant in enumerate(variants):
+        progress(f"making the {variant} variant", 3 + i, steps)
+        make = {"fp16": make_fp16_variant, "int8": make_int8_variant}.get(variant)
+        if make is None:
+            raise InputError(f"unknown variant {variant!r}; use fp16 or int8")
+        info = make(manifest, work, texts, tatoeba_dir=tatoeba_dir)
+        manifest = replace(manifest, variants=manifest.variants | {variant: info})
+    progress("variants done", steps, steps)
+    return manifest
+
+
+def _save_tokenizer(tokenizer, work: Path) -> Path:
+    """Writes the fast tokenizer's tokenizer.json (the serving side reads only that)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        raise ModelError("the model has no fast tokenizer (tokenizer.json) to serve with")
+    path = work / "tokenizer.json"
+    backend.save(str(path))
+    # the serving side pads per batch itself; keep the file free of fixed padding
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["padding"] = None
+    data["truncation"] = None
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def _parity(torch_encoder: TorchEncoder, fp32_path: Path, tokenizer_path: Path, prefixes: dict,
+            max_length: int, pad_id: int) -> dict:
+    texts = list(PARITY_SENTENCES)
+    reference = torch_encoder.encode(texts, kind="passage")
+    onnx_vectors = onnx_encode(fp32_path, tokenizer_path, torch_encoder.dim, texts, prefix=prefixes["passage"],
+                               max_length=max_length, pad_id=pad_id)
+    cos = cosine_rows(reference, onnx_vectors)
+    parity = {"min_cosine": float(cos.min()), "mean_cosine": float(cos.mean()),
+              "sentences": len(texts), "threshold": PARITY_MIN_COSINE, "opset": OPSET}
+    if cos.min() < PARITY_MIN_COSINE:
+        worst = texts[int(cos.argmin())]
+        raise ModelError(f"ONNX export differs from torch: cosine {cos.min():.6f} < "
+                         f"{PARITY_MIN_COSINE} on {worst!r}", fp32_path)
+    return parity

@@ -1,0 +1,143 @@
+"""fp16 and int8 variants of an exported encoder, each kept only within its quality bound.
+
+    >>> info = make_int8_variant(manifest, folder, texts)
+    >>> info["file"] or info["reason"]     # 'model.int8.onnx' or why it was refused
+
+int8: dynamic quantisation of MatMul weights only, per output channel; the embedding
+table (Gather), LayerNorm, Softmax, GELU and the pooling stay float. Kept when mean
+cosine to fp32 >= 0.995 and, with Tatoeba data, the error moves by <= 0.5 point.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+INT8_MIN_MEAN_COSINE = 0.995
+INT8_MAX_TATOEBA_DELTA = 0.5  # percentage points of error
+# Languages for the int8 Tatoeba check: several scripts, full 1000 pairs each.
+CHECK_LANGS = ("deu", "fra", "rus", "cmn", "ara", "hin")
+
+
+def _encode(manifest, folder: Path, filename: str, texts: Sequence[str]) -> np.ndarray:
+    from trainer.export import onnx_encode
+
+    return onnx_encode(folder / filename, folder / manifest.tokenizer_file, manifest.dim, texts,
+                       prefix=manifest.prefixes.get("passage", ""),
+                       max_length=manifest.max_length, pad_id=manifest.pad_token_id)
+
+
+def _mean_cosine(manifest, folder: Path, filename: str, texts: Sequence[str]) -> tuple[float, float]:
+    from trainer.export import cosine_rows
+
+    reference = _encode(manifest, folder, manifest.variant_file("fp32"), texts)
+    cos = cosine_rows(reference, _encode(manifest, folder, filename, texts))
+    return float(cos.mean()), float(cos.min())
+
+
+def make_fp16_variant(manifest, folder: Path, texts: Sequence[str], *, tatoeba_dir=None) -> dict:
+    """model.fp16.onnx for the CUDA provider: fp16 weights and compute, fp32 inputs/outputs."""
+    import onnx
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    filename = "model.fp16.onnx"
+    try:
+        model = onnx.load(str(folder / manifest.variant_file("fp32")))
+        # keep_io_types: callers keep feeding int64 ids and reading float32 vectors
+        onnx.save(convert_float_to_float16(model, keep_io_types=True), str(folder / filename))
+    except Exception as e:  # converter errors come in many types
+        log.warning("fp16 conversion failed: %s", e)
+        return {"file": None, "reason": f"fp16 conversion failed: {e}"}
+    info = {"file": filename, "for": "cuda"}
+    try:  # the CPU provider runs fp16 slowly but well enough to measure the quality
+        mean, worst = _mean_cosine(manifest, folder, filename, texts)
+        info |= {"mean_cosine": mean, "min_cosine": worst}
+    except Exception as e:  # noqa: BLE001 - a CPU without fp16 kernels is not an error
+        info["checked"] = f"not checked on CPU: {e}"
+    return info
+
+
+def quantise_int8(src: Path, dest: Path, exclude: Sequence[str] = ()) -> Path:
+    """Dynamic int8 quantisation of MatMul weights, per channel; other ops stay float."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(
+        str(src), str(dest), op_types_to_quantize=["MatMul"], per_channel=True,
+        weight_type=QuantType.QInt8, nodes_to_exclude=list(exclude),
+        # weights only: activation x activation MatMuls (attention scores) stay float
+        extra_options={"MatMulConstBOnly": True},
+    )
+    return dest
+
+
+def sensitive_matmuls(model_path: Path) -> list[str]:
+    """MatMul nodes feeding the FFN output projection of each layer (the largest
+    activations in BERT-style models), which int8 handles worst."""
+    import onnx
+
+    model = onnx.load(str(model_path), load_external_data=False)
+    producers = {out: node for node in model.graph.node for out in node.output}
+    names = []
+    for node in model.graph.node:
+        if node.op_type != "MatMul":
+            continue
+        source = producers.get(node.input[0])
+        # FFN down-projection: its input comes out of the GELU (Mul after Erf)
+        if source is not None and source.op_type in ("Mul", "Gelu", "FastGelu"):
+            names.append(node.name)
+    return names
+
+
+def make_int8_variant(manifest, folder: Path, texts: Sequence[str], *, tatoeba_dir=None) -> dict:
+    """model.int8.onnx when it keeps quality; else {"file": None, "reason": ...}.
+
+    Tries all MatMul weights first, then again with the FFN output projections in float.
+    """
+    filename = "model.int8.onnx"
+    src = folder / manifest.variant_file("fp32")
+    attempts = [("all MatMul weights", ()),
+                ("MatMul weights except FFN output", tuple(sensitive_matmuls(src)))]
+    reasons = []
+    for label, exclude in attempts:
+        quantise_int8(src, folder / filename, exclude)
+        mean, worst = _mean_cosine(manifest, folder, filename, texts)
+        info = {"file": filename, "scheme": f"dynamic per-channel int8, {label}",
+                "mean_cosine": mean, "min_cosine": worst, "for": "cpu"}
+        problem = None
+        if mean < INT8_MIN_MEAN_COSINE:
+            problem = f"{label}: mean cosine to fp32 {mean:.4f} < {INT8_MIN_MEAN_COSINE}"
+        elif tatoeba_dir is not None:
+            delta = _tatoeba_delta(manifest, folder, filename, Path(tatoeba_dir))
+            info["tatoeba"] = delta
+            if delta is not None and abs(delta["delta"]) > INT8_MAX_TATOEBA_DELTA:
+                problem = (f"{label}: Tatoeba error {delta['int8']:.2f}% vs fp32 "
+                           f"{delta['fp32']:.2f}% ({delta['delta']:+.2f} > "
+                           f"{INT8_MAX_TATOEBA_DELTA} point)")
+        if problem is None:
+            return info
+        reasons.append(problem)
+        log.info("int8 refused: %s", problem)
+    (folder / filename).unlink(missing_ok=True)
+    return {"file": None, "reason": "; ".join(reasons)}
+
+
+def _tatoeba_delta(manifest, folder: Path, filename: str, tatoeba_dir: Path) -> dict | None:
+    from engine.eval_tatoeba import available_languages, evaluate_encoder
+    from trainer.export import file_encoder
+
+    langs = [lang for lang in CHECK_LANGS if lang in available_languages(tatoeba_dir)]
+    if not langs:
+        return None
+    errors = {}
+    for variant, file in (("fp32", manifest.variant_file("fp32")), ("int8", filename)):
+        encoder = file_encoder(folder / file, folder / manifest.tokenizer_file, manifest.dim,
+                               prefixes=manifest.prefixes, max_length=manifest.max_length,
+                               pad_id=manifest.pad_token_id)
+        errors[variant] = evaluate_encoder(encoder, tatoeba_dir, langs).mean_error
+    return {"langs": langs, "fp32": errors["fp32"], "int8": errors["int8"],
+            "delta": errors["int8"] - errors["fp32"]}
