@@ -272,15 +272,22 @@ def test_random_passages_cover_all_sentences_within_limits(seed):
     seen = [s for p in passages for s in p.sentences]
     assert sorted(set(seen), key=lambda s: s.start) == sentences
     index = {s: i for i, s in enumerate(sentences)}
-    previous_last = -1
+    breaks = seg._paragraph_breaks(text, sentences)
+    previous = [-1]
     for passage in passages:
         ids = [index[s] for s in passage.sentences]
         assert ids == list(range(ids[0], ids[-1] + 1))  # consecutive
         assert len(ids) <= max_sentences
         assert len(ids) == 1 or passage.end - passage.start <= max_chars
-        assert ids[-1] > previous_last  # always something new
-        assert ids[0] >= previous_last - overlap + 1  # overlap bounded
-        previous_last = ids[-1]
+        assert ids[-1] > previous[-1]  # always something new
+        carried = previous[-1] - ids[0] + 1
+        assert 0 <= carried <= min(overlap, len(previous) - 1)  # one sentence carries nothing
+        if carried:
+            assert not breaks[previous[-1] + 1]  # no overlap across a paragraph break
+        for i in ids[1:]:
+            if breaks[i]:  # crossed a break: only while the passage was still tiny
+                assert sentences[i - 1].end - sentences[ids[0]].start < 100
+        previous = ids
 
 
 # --- bad input --------------------------------------------------------------------
