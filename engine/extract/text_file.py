@@ -142,10 +142,26 @@ def decode_text(data: bytes, path: Path, hint: str | None = None) -> str:
     if encoding is None:
         raise ExtractionError(path, BINARY_REASON)
     log.debug("%s: decoding as %s", path, encoding)
-    text = data.decode(encoding, errors="replace")
+    text = _decode_whole(data, encoding)
     if not is_mostly_printable(text):
         raise ExtractionError(path, BINARY_REASON)
     return text
+
+
+def _decode_whole(data: bytes, encoding: str) -> str:
+    """Decode all of `data`; if a file that began as UTF-8 turns out not to be, look again.
+
+    The sample only shows the head of a large file: ASCII for 300 KiB, then cp1252.
+    Detection then runs once more on the bytes around the first invalid sequence.
+    """
+    if encoding != "utf-8":
+        return data.decode(encoding, errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        window = data[max(0, e.start - DETECT_SAMPLE_BYTES // 2) : e.start + DETECT_SAMPLE_BYTES // 2]
+        better = detect_encoding(window) or "utf-8"
+        return data.decode(better, errors="replace")
 
 
 _HEADING_STRIPPERS = {"md": strip_markdown, "rst": strip_rst}

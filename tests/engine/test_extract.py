@@ -81,6 +81,17 @@ def test_encoding_detected(tmp_path, text, encoding):
     assert extract(path).text == normalise_whitespace(text)
 
 
+def test_legacy_encoding_after_a_long_ascii_head(tmp_path):
+    # The detection sample sees only ASCII; the cp1252 tail must still decode right.
+    ascii_head = "plain ascii words in a long preamble\n" * 20_000  # ~740 KB
+    tail = "Le pain doré, la croûte épaisse, « pâtisserie » et œuvre.\n" * 50
+    path = tmp_path / "late.txt"
+    path.write_bytes((ascii_head + tail).encode("cp1252"))
+    got = extract(path).text
+    assert got.endswith(normalise_whitespace(tail))
+    assert "\ufffd" not in got
+
+
 def test_utf8_bom_not_in_text(tmp_path):
     path = tmp_path / "bom.txt"
     path.write_bytes(b"\xef\xbb\xbfHello")
