@@ -2,9 +2,9 @@
 
     write_index_file(path, faiss_index, generation=7, meta={"kind": "flat", "trained_count": 0})
 
-Layout: [FAISS index bytes][JSON trailer][trailer length: u32 LE][MAGIC]. The trailer
-comes last because the payload's length and CRC32 are only known once it is written, and
-a magic tail makes truncation obvious. Writes go to a temp file in the same directory,
+Layout: [FAISS index bytes][JSON trailer][trailer length u32][trailer CRC32 u32][MAGIC]
+(little endian). The trailer comes last because the payload's length and CRC32 are only
+known once it is written, and a magic tail makes truncation obvious. Writes go to a temp file in the same directory,
 are fsynced, then `os.replace`d over the old file, so a crash at any moment leaves either
 the old or the new complete file (plus at worst a stray temp file, removed next time).
 """
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 MAGIC = b"BFVECIX1"
 FORMAT_VERSION = 1
-_TAIL = struct.Struct("<I8s")  # trailer length, magic
+_TAIL = struct.Struct("<II8s")  # trailer length, trailer CRC32, magic
 _CHUNK = 16 << 20  # bytes per read while checking the CRC: bounded memory for big files
 _KINDS = {"flat": "IndexIDMap2", "ivf": "IndexIVFFlat"}
 
@@ -52,7 +52,7 @@ def write_index_file(path: Path, faiss_index, *, generation: int, meta: dict) ->
                            dim=int(faiss_index.d), count=int(faiss_index.ntotal),
                            payload_bytes=size, payload_crc32=crc)
             encoded = json.dumps(trailer, sort_keys=True).encode()
-            f.write(encoded + _TAIL.pack(len(encoded), MAGIC))
+            f.write(encoded + _TAIL.pack(len(encoded), zlib.crc32(encoded), MAGIC))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -97,12 +97,16 @@ def _read_trailer(f, path: Path) -> dict | None:
         log.warning("ignoring vector index %s: file too short (%d bytes)", path, file_size)
         return None
     f.seek(file_size - _TAIL.size)
-    trailer_size, magic = _TAIL.unpack(f.read(_TAIL.size))
+    trailer_size, trailer_crc, magic = _TAIL.unpack(f.read(_TAIL.size))
     if magic != MAGIC or trailer_size > file_size - _TAIL.size:
         log.warning("ignoring vector index %s: no valid trailer (truncated or not ours)", path)
         return None
     f.seek(file_size - _TAIL.size - trailer_size)
-    trailer = json.loads(f.read(trailer_size).decode())
+    encoded = f.read(trailer_size)
+    if zlib.crc32(encoded) != trailer_crc:
+        log.warning("ignoring vector index %s: trailer checksum mismatch (damaged file)", path)
+        return None
+    trailer = json.loads(encoded.decode())
     if not isinstance(trailer, dict):
         raise ValueError("trailer is not a JSON object")
     if trailer["payload_bytes"] != file_size - _TAIL.size - trailer_size:
@@ -120,6 +124,8 @@ def _trailer_problem(trailer: dict, expected_generation: int, dim: int) -> str |
         return f"dimension {trailer['dim']}, expected {dim}"
     if trailer.get("kind") not in _KINDS:
         return f"unknown kind {trailer.get('kind')!r}"
+    if not isinstance(trailer.get("trained_count"), int):
+        return "no trained_count"
     return None
 
 

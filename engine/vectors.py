@@ -37,10 +37,9 @@ import numpy as np
 
 from engine.errors import InputError
 from engine.vector_file import read_index_file, write_index_file
+from engine.vector_kinds import Kind, all_ids, all_vectors, build_kind, new_flat
 
 log = logging.getLogger(__name__)
-
-Kind = Literal["flat", "ivf"]
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ class VectorIndex:
             import faiss
 
             faiss.omp_set_num_threads(config.omp_threads)
-        self._install(_new_flat(self._dim), "flat", trained_count=0)
+        self._install(new_flat(self._dim), "flat", trained_count=0)
 
     # ---- construction -------------------------------------------------------------
 
@@ -151,7 +150,7 @@ class VectorIndex:
         ids, vectors = index._check_batch(ids, vectors)
         kind: Kind = "ivf" if len(ids) > config.exact_max else "flat"
         with index._writer, index._lock:
-            index._install(*_build(kind, dim, ids, vectors, config))
+            index._install(*build_kind(kind, dim, ids, vectors, config))
         return index
 
     @classmethod
@@ -215,7 +214,7 @@ class VectorIndex:
     def ids(self) -> np.ndarray:
         """All ids held, sorted ascending, int64 [n]."""
         with self._lock:
-            return np.sort(_all_ids(self._index, self._kind))
+            return np.sort(all_ids(self._index, self._kind))
 
     def search(
         self, queries: np.ndarray, k: int, *, candidate_filter: np.ndarray | None = None
@@ -300,9 +299,9 @@ class VectorIndex:
         if target is None:
             return
         with self._lock:
-            ids, vectors = _all_vectors(self._index, self._kind)
+            ids, vectors = all_vectors(self._index, self._kind)
         log.info("rebuilding vector index: %s -> %s at %d vectors", self._kind, target, len(ids))
-        built = _build(target, self._dim, ids, vectors, self._config)
+        built = build_kind(target, self._dim, ids, vectors, self._config)
         with self._lock:
             self._install(*built)
 
@@ -363,13 +362,13 @@ class VectorIndex:
         if vectors.ndim != 2 or vectors.shape[1] != self._dim:
             raise InputError(f"{what} must have shape [n, {self._dim}], got {vectors.shape}")
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1)
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))  # [n]; no [n, d] temporary
         if not np.all(np.isfinite(norms)) or np.any(np.abs(norms - 1.0) > 1e-3):
             raise InputError(f"{what} must be finite and L2-normalised")
         return vectors
 
 
-# ---- FAISS helpers (callers hold the needed locks) -------------------------------------
+# ---- helpers -----------------------------------------------------------------------------
 
 
 def _as_ids(ids: np.ndarray, what: str) -> np.ndarray:
@@ -380,73 +379,3 @@ def _as_ids(ids: np.ndarray, what: str) -> np.ndarray:
     if ids.size and ids.min() < 0:
         raise InputError(f"{what} must be >= 0 (-1 marks padding in results)")
     return ids
-
-
-def _new_flat(dim: int):
-    import faiss
-
-    return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
-
-
-def _build(kind: Kind, dim: int, ids: np.ndarray, vectors: np.ndarray, config: VectorIndexConfig):
-    """Returns (faiss index, kind, trained_count) holding exactly `ids`/`vectors`."""
-    if kind == "flat":
-        index = _new_flat(dim)
-        if len(ids):
-            index.add_with_ids(vectors, ids)
-        return index, "flat", 0
-    return _build_ivf(dim, ids, vectors, config), "ivf", len(ids)
-
-
-def _build_ivf(dim: int, ids: np.ndarray, vectors: np.ndarray, config: VectorIndexConfig):
-    import faiss
-
-    n = len(ids)
-    nlist = max(1, min(n, round(config.lists_per_sqrt * math.sqrt(n))))
-    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
-    index.cp.niter = config.train_iterations
-    index.cp.seed = config.seed
-    index.cp.spherical = True  # unit-norm centroids: assignment by cosine, like the search
-    sample_size = min(n, nlist * config.train_points_per_list)
-    index.cp.max_points_per_centroid = config.train_points_per_list
-    sample = np.random.default_rng(config.seed).choice(n, sample_size, replace=False)
-    index.train(vectors[np.sort(sample)])
-    index.add_with_ids(vectors, ids)
-    return index
-
-
-def _all_ids(index, kind: Kind) -> np.ndarray:
-    import faiss
-
-    if kind == "flat":
-        return faiss.vector_to_array(index.id_map).astype(np.int64)
-    lists = index.invlists
-    parts = [
-        faiss.rev_swig_ptr(lists.get_ids(i), lists.list_size(i)).copy()
-        for i in range(index.nlist)
-        if lists.list_size(i)
-    ]
-    return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64)
-
-
-def _all_vectors(index, kind: Kind) -> tuple[np.ndarray, np.ndarray]:
-    """(ids int64 [n], vectors float32 [n, d]) copied out of a flat or IVF-Flat index."""
-    import faiss
-
-    dim = index.d
-    if kind == "flat":
-        ids = faiss.vector_to_array(index.id_map).astype(np.int64)
-        flat = faiss.downcast_index(index.index)
-        vectors = faiss.vector_to_array(flat.codes).view(np.float32).reshape(-1, dim)
-        return ids, vectors.copy()
-    lists, id_parts, vector_parts = index.invlists, [], []
-    for i in range(index.nlist):
-        size = lists.list_size(i)
-        if size == 0:
-            continue
-        id_parts.append(faiss.rev_swig_ptr(lists.get_ids(i), size).copy())
-        codes = faiss.rev_swig_ptr(lists.get_codes(i), size * lists.code_size).copy()
-        vector_parts.append(codes.view(np.float32).reshape(size, dim))
-    if not id_parts:
-        return np.empty(0, np.int64), np.empty((0, dim), np.float32)
-    return np.concatenate(id_parts).astype(np.int64), np.concatenate(vector_parts)

@@ -272,6 +272,15 @@ def test_damaged_bytes_load_as_none(tmp_path, offset):
     assert VectorIndex.load(path, expected_generation=1, dim=DIM) is None
 
 
+def test_edited_trailer_loads_as_none(tmp_path):
+    path, _ = _saved(tmp_path, generation=1)
+    data = path.read_bytes()
+    assert data.count(b'"generation": 1,') == 1
+    path.write_bytes(data.replace(b'"generation": 1,', b'"generation": 2,'))  # still valid JSON
+    assert VectorIndex.load(path, expected_generation=2, dim=DIM) is None
+    assert VectorIndex.load(path, expected_generation=1, dim=DIM) is None
+
+
 def test_foreign_file_loads_as_none(tmp_path):
     path = tmp_path / "vectors.faiss"
     path.write_bytes(os.urandom(4_096))
