@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 FORMATS = ("txt", "md", "rst", "csv", "html", "pdf", "docx", "odt", "epub")
 
-# C0/C1 control characters other than tab and newline; they carry no text.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# C0/C1 control characters that are not whitespace; they carry no text. (The whitespace
+# ones, such as tab, VT, the separators \x1c-\x1f and NEL, become spaces.)
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ Documents come from tests/extract_docs.py, written with the libraries that read 
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 import pytest
@@ -144,6 +146,24 @@ def test_pdf_empty_page_maps_to_no_offset(tmp_path):
     got = extract(make_pdf(tmp_path / "gap.pdf", [PAGES[0], "", PAGES[1]]))
     assert got.page_starts[1] == got.page_starts[2] == got.text.index(PAGES[1])
     assert page_of(got, got.text.index(PAGES[1])) == 3
+
+
+def reference_normalise(text: str) -> str:
+    """Slow regex version of normalise_whitespace, the behaviour the fast one must keep."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n\n")
+    text = re.sub(r"[^\S\n]+", " ", text)
+    text = re.sub(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]", "", text)
+    text = re.sub(r" +", " ", text)
+    text = re.sub(r" ?\n ?", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def test_normalise_whitespace_matches_reference():
+    rng = random.Random(11)
+    alphabet = "ab é字 \t\n\n\r\f\x00\x07\x0b\x1c\x85\x9c\u00a0\u2028\u3000"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert normalise_whitespace(text) == reference_normalise(text), repr(text)
 
 
 def test_join_pages_reference():
