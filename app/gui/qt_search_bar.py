@@ -28,13 +28,11 @@ class QtSearchBar(QWidget):
         search_requested(): the query or a filter that narrows the search changed.
         language_changed(str): the language facet changed ('' for all); no new search.
         navigate(int): Up (-1) or Down (+1) typed in the field, for the results list.
-        accepted(): Enter in the field (after the immediate search).
     """
 
     search_requested = Signal()
     language_changed = Signal(str)
     navigate = Signal(int)
-    accepted = Signal()
 
     def __init__(self, settings: QSettings, parent=None):
         super().__init__(parent)
@@ -159,7 +157,6 @@ class QtSearchBar(QWidget):
         self.debounce.stop()
         self.search_requested.emit()
         self.remember_query()
-        self.accepted.emit()
 
     def eventFilter(self, watched, event) -> bool:
         if watched is self.field and event.type() == QEvent.Type.KeyPress:

@@ -1,0 +1,113 @@
+"""Settings and About dialogs over the real model registry; light and dark themes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import WordEncoder
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication
+
+from app.gui import qt_settings
+from app.gui.qt_about import QtAboutDialog
+from app.gui.qt_main_window import QtMainWindow
+from app.gui.qt_settings import QtSettingsDialog
+from app.gui.qt_theme import DARK, LIGHT, apply_theme, colours, icon
+from engine.config import data_paths, load_settings
+from engine.library import Library
+from engine.models import ModelManifest, model_dir, write_manifest
+
+
+def _install_manifest(paths, name: str, dim: int, languages: tuple[str, ...], source: str, licence: str) -> None:
+    folder = model_dir(name, paths)
+    folder.mkdir(parents=True)
+    manifest = ModelManifest(
+        name=name, family="transformer", dim=dim, pooling="mean", max_length=128,
+        languages=languages, source=source, licence=licence,
+    )
+    write_manifest(folder, manifest)
+
+
+@pytest.fixture
+def library(babelfind_home):
+    paths = data_paths(babelfind_home)
+    _install_manifest(paths, "test-words", 64, ("en", "de"), "hashed words, made in tests", "MIT")
+    _install_manifest(paths, "other-model", 384, ("en", "fr", "es"), "https://example.org/other", "Apache-2.0")
+    lib = Library.open(paths, encoder=WordEncoder())
+    yield lib
+    lib.close()
+
+
+def test_settings_lists_registry_models_and_asks_to_switch(qtbot, library, monkeypatch):
+    monkeypatch.setattr(qt_settings, "detected_providers", lambda: ["CPUExecutionProvider"])
+    dialog = QtSettingsDialog(library)
+    qtbot.addWidget(dialog)
+    rows = {dialog.models.item(r).name: r for r in range(dialog.models.rowCount())}
+    assert set(rows) == {"test-words", "other-model"}
+    active_row = rows["test-words"]
+    assert dialog.models.index(active_row, 0).data() == "test-words (active)"
+    other = rows["other-model"]
+    assert [dialog.models.index(other, c).data() for c in range(4)] == [
+        "other-model", "en, fr, es", "384", "https://example.org/other"
+    ]
+    dialog.models_view.selectRow(active_row)
+    assert not dialog.use_button.isEnabled()  # the active model is already in use
+    dialog.models_view.selectRow(other)
+    with qtbot.waitSignal(dialog.model_activation_requested) as asked:
+        dialog.use_button.click()
+    assert asked.args == ["other-model"]
+
+
+def test_settings_device_shows_what_was_detected(qtbot, library, monkeypatch):
+    monkeypatch.setattr(qt_settings, "detected_providers", lambda: ["CPUExecutionProvider"])
+    dialog = QtSettingsDialog(library)
+    qtbot.addWidget(dialog)
+    gpu = dialog.device.findData("cuda")
+    assert not dialog.device.model().item(gpu).isEnabled()
+    monkeypatch.setattr(qt_settings, "detected_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    with_gpu = QtSettingsDialog(library)
+    qtbot.addWidget(with_gpu)
+    assert with_gpu.device.model().item(gpu).isEnabled()
+
+
+def test_settings_save_device_and_database_url(qtbot, library):
+    dialog = QtSettingsDialog(library)
+    qtbot.addWidget(dialog)
+    dialog.device.setCurrentIndex(dialog.device.findData("cpu"))
+    dialog.db_url.setText("not a url at all")
+    dialog.save()
+    assert "cannot be used" in dialog.error.text()
+    assert "device" not in load_settings(library.paths)  # nothing saved from a bad form
+    dialog.db_url.setText("postgresql+psycopg://me@db.example/babelfind")
+    dialog.save()
+    saved = json.loads(library.paths.settings_file.read_text())
+    assert saved["device"] == "cpu"
+    assert saved["db_url"] == "postgresql+psycopg://me@db.example/babelfind"
+    assert library.paths.db_url == saved["db_url"]
+
+
+def test_about_names_the_active_model_its_source_and_licence(qtbot, library):
+    dialog = QtAboutDialog(library)
+    qtbot.addWidget(dialog)
+    text = dialog.text.text()
+    assert "test-words" in text and "hashed words, made in tests" in text and "MIT" in text
+
+
+def test_themes_switch_palette_and_are_remembered(qtbot, library):
+    window = QtMainWindow(library, QSettings())
+    qtbot.addWidget(window)
+    app = QApplication.instance()
+    try:
+        window.menus.themes["dark"].trigger()
+        assert colours() is DARK
+        assert app.palette().color(QPalette.ColorRole.Window).name() == DARK.window
+        assert DARK.accent in app.styleSheet()
+        assert not icon("search").isNull()
+        assert QSettings().value("appearance/theme") == "dark"
+        window.menus.themes["light"].trigger()
+        assert app.palette().color(QPalette.ColorRole.Base).name() == LIGHT.base
+    finally:
+        window.shutdown()
+        apply_theme(app, "light")

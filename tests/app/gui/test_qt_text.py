@@ -1,0 +1,39 @@
+"""The small text helpers behind the progress row and the result cards."""
+
+from __future__ import annotations
+
+from app.gui.qt_indexing import duration_text, progress_text, summary_text
+from app.gui.qt_results_view import query_spans, snippet_html
+from engine.events import IndexProgress, IndexSummary, SkippedFile
+
+
+def test_progress_text_shows_counts_rate_and_eta():
+    assert progress_text(IndexProgress(3, 10, 42, 1.5, 4.7)) == (
+        "3 / 10 files  ·  42 passages  ·  1.5 files/s  ·  about 5 s left"
+    )
+    # no rate or ETA yet: only what is known
+    assert progress_text(IndexProgress(0, 1200, 0, 0.0, None)) == "0 / 1,200 files  ·  0 passages"
+
+
+def test_duration_text_picks_readable_units():
+    assert [duration_text(s) for s in (0, 4.2, 75, 3 * 3600 + 120)] == ["0 s", "4 s", "1 min 15 s", "3 h 2 min"]
+
+
+def test_summary_text_names_only_what_happened():
+    summary = IndexSummary(indexed=12, unchanged=3, skipped=(SkippedFile("/a.pdf", "damaged"),), passages=340)
+    assert summary_text(summary) == "Indexed 12 files (340 passages), 3 unchanged, 1 skipped"
+    assert summary_text(IndexSummary(indexed=1, passages=2, cancelled=True)).endswith("cancelled, what was done is kept")
+
+
+def test_query_spans_mark_query_words_and_their_longer_forms():
+    snippet = "Honey bees collect nectar; a beekeeper sells honey."
+    spans = query_spans(snippet, "bee NECTAR a")
+    assert [snippet[s:e] for s, e in spans] == ["bees", "nectar", "beekeeper"]
+    assert query_spans("Der Zug fährt", "train") == []  # another language: nothing to mark
+
+
+def test_snippet_html_escapes_and_marks():
+    html = snippet_html("a <b> c", [(2, 5)], "#ff0")
+    assert html == 'a <span style="background-color:#ff0; font-weight:600">&lt;b&gt;</span> c'
+    # spans outside the text or overlapping are left unmarked rather than garbled
+    assert snippet_html("abc", [(1, 9), (0, 2), (1, 3)], "#ff0").count("<span") == 1
