@@ -1,0 +1,268 @@
+"""Indexing as a generator of progress events: scan -> compare -> extract -> segment ->
+detect language -> encode in batches -> write.
+
+    >>> for event in Indexer(store, live_index, encoder).run([Path("~/Documents")]):
+    ...     print(event)          # IndexProgress ..., then IndexFinished(summary)
+
+The caller may stop at any event (close the generator): every write is a transaction,
+so the database stays consistent and the next run picks up where this one stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from engine.encoders.base import Encoder
+from engine.errors import BabelfindError, ExtractionError
+from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
+from engine.extract import SUPPORTED_EXTENSIONS, extract, page_of
+from engine.langid import detect_languages, document_language
+from engine.live_index import LiveIndex
+from engine.scan import path_key, scan_files
+from engine.segment import segment
+from engine.store import DocumentState, DocumentWrite, FailureWrite, NewPassage, Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IndexerConfig:
+    # Passages encoded per encoder call: large enough that length-sorted batches pay off,
+    # small enough that progress stays lively and a cancel loses little work.
+    batch_passages: int = 256
+    # Larger files are skipped with a reason; encoding them would take many minutes.
+    max_file_bytes: int = 32 * 1024 * 1024
+    passage_max_chars: int = 600
+    passage_max_sentences: int = 5
+    passage_overlap: int = 1
+    # The FAISS file is rewritten at most this often during a run, and always at the end.
+    save_every_s: float = 30.0
+
+
+@dataclass
+class _Run:
+    files_total: int = 0
+    files_done: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    passages: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    started: float = field(default_factory=time.monotonic)
+
+    def progress(self, current: str | None = None) -> IndexProgress:
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        rate = self.files_done / elapsed
+        remaining = self.files_total - self.files_done
+        eta = remaining / rate if rate > 0 else None
+        return IndexProgress(self.files_done, self.files_total, self.passages, rate, eta, current)
+
+    def summary(self, cancelled: bool) -> IndexSummary:
+        return IndexSummary(
+            indexed=self.indexed,
+            unchanged=self.unchanged,
+            removed=self.removed,
+            skipped=tuple(self.skipped),
+            passages=self.passages,
+            cancelled=cancelled,
+            stage_seconds=tuple(sorted(self.seconds.items())),
+        )
+
+
+class _Timer:
+    def __init__(self, run: _Run, stage: str):
+        self.run, self.stage = run, stage
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc):
+        self.run.seconds[self.stage] += time.perf_counter() - self.t0
+
+
+class Indexer:
+    """Brings the store and the live index in line with folders on disk."""
+
+    def __init__(self, store: Store, live: LiveIndex, encoder: Encoder,
+                 config: IndexerConfig | None = None):
+        self.store = store
+        self.live = live
+        self.encoder = encoder
+        self.config = config or IndexerConfig()
+
+    def run(self, paths: Sequence[Path]) -> Iterator[IndexProgress | IndexFinished]:
+        run = _Run()
+        try:
+            plans = [self._plan(Path(p).expanduser().absolute(), run) for p in paths]
+            run.files_total = sum(len(files) for _, _, files, _ in plans)
+            yield run.progress()
+            for root_id, root_path, files, known in plans:
+                yield from self._index_root(run, root_id, files, known)
+                self.store.mark_root_indexed(root_id)
+        finally:  # also when the caller stops early: what was committed is saved
+
+            with _Timer(run, "vectors"):
+                self.live.save()
+        yield IndexFinished(run.summary(cancelled=False))
+
+    # -- planning ----------------------------------------------------------------
+
+    def _plan(self, path: Path, run: _Run):
+        """(root id, root path, files on disk, known documents) for one requested path.
+
+        Documents the store has under `path` that are no longer on disk are removed here.
+        """
+        if not path.exists():
+            raise ExtractionError(path, "no such file or folder")
+        key = path_key(path)
+        root_id = self.store.root_for(key) or self.store.ensure_root(key)
+        files = list(scan_files(path, SUPPORTED_EXTENSIONS))
+        known = self.store.documents_under(key)
+        on_disk = {path_key(f) for f in files}
+        gone = [p for p in known if p not in on_disk]
+        if gone:
+            with _Timer(run, "store"):
+                removed_ids = self.store.remove_documents(gone)
+            with _Timer(run, "vectors"):
+                self.live.apply(removed_ids, [], None)
+            run.removed += len(gone)
+        return root_id, key, files, known
+
+    # -- the main loop ---------------------------------------------------------------
+
+    def _index_root(self, run: _Run, root_id: int, files: list[Path],
+                    known: dict[str, DocumentState]) -> Iterator[IndexProgress]:
+        pending: list[DocumentWrite] = []
+        failures: list[FailureWrite] = []
+        for file in files:
+            outcome = self._visit(run, file, known.get(path_key(file)))
+            if isinstance(outcome, DocumentWrite):
+                pending.append(outcome)
+            elif isinstance(outcome, FailureWrite):
+                failures.append(outcome)
+            if sum(len(w.passages) for w in pending) >= self.config.batch_passages:
+                self._flush(run, root_id, pending, failures)
+                pending, failures = [], []
+            run.files_done += 1
+            yield run.progress(str(file))
+        self._flush(run, root_id, pending, failures)
+
+    def _visit(self, run: _Run, file: Path, state: DocumentState | None):
+        """Decides what a file needs: nothing, a failure record, or indexing."""
+        key = path_key(file)
+        try:
+            info = file.stat()
+        except OSError as e:
+            return self._failure(run, key, file, 0, 0.0, None, _os_reason(e))
+        if state and state.size == info.st_size and state.mtime == info.st_mtime:
+            return self._unchanged(run, key, state)
+        if info.st_size > self.config.max_file_bytes:
+            reason = (f"file too large ({info.st_size / 2**20:.1f} MB; "
+                      f"the limit is {self.config.max_file_bytes / 2**20:.0f} MB)")
+            return self._failure(run, key, file, info.st_size, info.st_mtime, None, reason)
+        try:
+            digest = _sha256(file)
+        except OSError as e:
+            return self._failure(run, key, file, info.st_size, info.st_mtime, None,
+                                 _os_reason(e))
+        if state and state.content_hash == digest:
+            self.store.touch_document(key, info.st_size, info.st_mtime)
+            return self._unchanged(run, key, state)
+        with _Timer(run, "extract"):
+            try:
+                return self._prepare(file, key, info, digest)
+            except BabelfindError as e:
+                reason = getattr(e, "reason", str(e))
+                return self._failure(run, key, file, info.st_size, info.st_mtime, digest,
+                                     reason)
+
+    def _unchanged(self, run: _Run, key: str, state: DocumentState) -> None:
+        run.unchanged += 1
+        if state.status == "failed":  # still broken: report it again, don't retry
+            run.skipped.append(SkippedFile(key, state.error or "could not be indexed"))
+
+    def _failure(self, run: _Run, key: str, file: Path, size: int, mtime: float,
+                 digest: str | None, reason: str) -> FailureWrite:
+        log.info("skipping %s: %s", file, reason)
+        run.skipped.append(SkippedFile(key, reason))
+        return FailureWrite(key, size, mtime, digest, _file_type(file), reason)
+
+    def _prepare(self, file: Path, key: str, info: os.stat_result, digest: str) -> DocumentWrite:
+        extracted = extract(file)
+        spans = segment(
+            extracted.text,
+            max_chars=self.config.passage_max_chars,
+            max_sentences=self.config.passage_max_sentences,
+            overlap=self.config.passage_overlap,
+        )
+        texts = [extracted.text[s.start : s.end] for s in spans]
+        if not texts:
+            raise ExtractionError(file, "no text to index")
+        languages = detect_languages(texts)
+        passages = tuple(
+            NewPassage(text, s.start, s.end, page_of(extracted, s.start), lang)
+            for text, s, lang in zip(texts, spans, languages)
+        )
+        return DocumentWrite(
+            path=key,
+            size=info.st_size,
+            mtime=info.st_mtime,
+            content_hash=digest,
+            file_type=_file_type(file),
+            format=extracted.format,
+            language=document_language(languages, [len(t) for t in texts]),
+            passages=passages,
+            vectors=np.empty((0, self.encoder.dim), np.float32),
+        )
+
+    def _flush(self, run: _Run, root_id: int, pending: list[DocumentWrite],
+               failures: list[FailureWrite]) -> None:
+        """Encodes pending documents together, then writes them in one transaction."""
+        if pending:
+            texts = [p.text for write in pending for p in write.passages]
+            with _Timer(run, "encode"):
+                vectors = self.encoder.encode(texts, kind="passage")
+            bounds = np.cumsum([0] + [len(w.passages) for w in pending])
+            writes = [replace(w, vectors=vectors[a:b]) for w, a, b in zip(pending, bounds, bounds[1:])]
+            with _Timer(run, "store"):
+                removed, new_ids = self.store.write_documents(root_id, self.live.generation.id, writes)
+            with _Timer(run, "vectors"):
+                self.live.apply(removed, [i for ids in new_ids for i in ids], vectors)
+            run.indexed += len(writes)
+            run.passages += len(texts)
+        if failures:
+            with _Timer(run, "store"):
+                removed = self.store.write_failures(root_id, failures)
+            self.live.apply(removed, [], None)
+        with _Timer(run, "vectors"):
+            self.live.save_if_due(self.config.save_every_s)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _file_type(path: Path) -> str:
+    return path.suffix.lower().lstrip(".")
+
+
+def _os_reason(error: OSError) -> str:
+    if isinstance(error, FileNotFoundError):
+        return "the file disappeared before it could be read"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    return error.strerror or str(error)
