@@ -9,6 +9,7 @@ Chinese and Japanese sentences.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -128,7 +129,20 @@ def _cjk_language(han: int, hiragana: int, katakana: int, hangul: int) -> str:
 
 
 def _model_language(text: str) -> str | None:
-    """The model's best ISO 639-1 language after folding dialects, if confident."""
+    """The model's best ISO 639-1 language after folding dialects, if confident.
+
+    Fast path: a label above 0.5 wins whatever is folded, since everything else
+    together holds less than 0.5 (and 0.5 > MIN_CONFIDENCE); only closer calls need
+    the full ranking. Same answers, about half the time per passage.
+    """
+    label, probability = _get_identifier().classify(text)
+    if probability > 0.5:
+        return iso_639_1(label)
+    return _folded_language(text)
+
+
+def _folded_language(text: str) -> str | None:
+    """Sum the probabilities of labels that share an ISO 639-1 code, then pick the best."""
     folded: dict[str | None, float] = defaultdict(float)
     for label, probability in _get_identifier().rank(text):
         folded[iso_639_1(label)] += probability
@@ -138,6 +152,7 @@ def _model_language(text: str) -> str | None:
     return best
 
 
+@functools.cache
 def iso_639_1(label: str) -> str | None:
     """Map a py3langid label to ISO 639-1, or None where no such language exists.
 
