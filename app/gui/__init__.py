@@ -64,46 +64,43 @@ def main(argv: list[str] | None = None) -> int:
 def ensure_models(paths) -> bool:
     """At first start, installs the default models in the background with a progress dialog.
 
-    Returns False when the user cancelled or installation failed (the app then quits).
+    Cheap (no dialog shown) when the active model is installed. Returns False when the
+    user cancelled or installation failed; the app then quits.
     """
-    from engine.models import list_models
-
-    if list_models(paths):
-        return True
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QMessageBox, QProgressDialog
 
     from app.gui.qt_worker import QtWorker
     from trainer.default_models import ensure_default_models
 
-    dialog = QProgressDialog("Installing the default models (first start only)...", "Cancel", 0, 0)
+    dialog = QProgressDialog("Preparing the models (first start only)...", "Cancel", 0, 1000)
     dialog.setWindowTitle("Babelfind")
-    dialog.setMinimumDuration(0)
-    worker = QtWorker.for_callback(lambda progress: ensure_default_models(paths, progress))
+    dialog.setMinimumDuration(500)  # a quick check on later starts shows nothing
+
+    def install(report) -> str:
+        # the installer reports (fraction, message); the worker carries one object per event
+        return ensure_default_models(paths, lambda fraction, message: report((fraction, message)))
+
+    worker = QtWorker.for_callback(install)
     outcome: dict[str, object] = {}
-    worker.yielded.connect(lambda event: _show_install_progress(dialog, event))
-    worker.returned.connect(lambda _result: outcome.setdefault("ok", True))
+    worker.yielded.connect(lambda event: _show_install_progress(dialog, *event))
+    worker.returned.connect(lambda name: outcome.setdefault("model", name))
     worker.errored.connect(lambda error: outcome.setdefault("error", error))
     dialog.canceled.connect(worker.cancel)
     loop = QEventLoop()
     worker.finished.connect(loop.quit)
     worker.start()
-    dialog.show()
     loop.exec()
     worker.wait()
     dialog.close()
     if "error" in outcome:
         QMessageBox.critical(None, "Babelfind", f"The default models could not be installed:\n{outcome['error']}")
-    return bool(outcome.get("ok"))
+    return bool(outcome.get("model"))
 
 
-def _show_install_progress(dialog, event) -> None:
-    """Progress reports may be text, or carry `message` and `fraction` (0..1)."""
-    fraction = getattr(event, "fraction", None)
-    if fraction is not None:
-        dialog.setRange(0, 1000)
-        dialog.setValue(int(1000 * float(fraction)))
-    dialog.setLabelText(str(getattr(event, "message", event)))
+def _show_install_progress(dialog, fraction: float, message: str) -> None:
+    dialog.setValue(int(1000 * fraction))
+    dialog.setLabelText(f"Preparing the models (first start only)\n{message}")
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:

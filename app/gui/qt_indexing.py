@@ -117,10 +117,6 @@ class QtProgressRow(QFrame):
             self.current.setToolTip(event.current or "")
         elif isinstance(event, IndexFinished):
             self.detail.setText(summary_text(event.summary))
-        elif hasattr(event, "fraction"):  # model installation reports a fraction and a message
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(int(1000 * float(event.fraction)))
-            self.detail.setText(str(getattr(event, "message", "")))
 
     def finish(self) -> None:
         self.hide()
