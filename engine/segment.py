@@ -14,7 +14,13 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.abbreviations import BEFORE_NUMBER, MONTHS, abbreviations_for
+from engine.abbreviations import (
+    AFTER_ORDINAL,
+    BEFORE_NUMBER,
+    ORDINAL_PERIOD_LANGUAGES,
+    SENTENCE_FINAL_PATTERN,
+    abbreviations_for,
+)
 from engine.errors import InputError
 
 MAX_SENTENCE_CHARS = 400
@@ -37,6 +43,19 @@ class PassageSpan:
     sentences: tuple[Span, ...]
 
 
+@dataclass(frozen=True)
+class _LanguageRules:
+    """What the caller's language changes: extra abbreviations, ordinals like "3."."""
+
+    abbreviations: frozenset[str]
+    ordinal_period: bool
+
+    @classmethod
+    def for_language(cls, language: str | None) -> _LanguageRules:
+        code = _language_code(language)
+        return cls(abbreviations_for(code), code in ORDINAL_PERIOD_LANGUAGES)
+
+
 def _char_class(chars: str) -> str:
     return "[" + "".join(re.escape(c) for c in chars) + "]"
 
@@ -45,6 +64,8 @@ def _char_class(chars: str) -> str:
 # forms follow a terminal; French puts a space before » ("« Non. »").
 _CLOSERS = _char_class("\"'”’“‘»›«‹)]}」』】）〕〉》〗〙〛")
 _CLOSING = rf"{_CLOSERS}*(?:[^\S\n]+[»›](?=\s|$))?"
+# After "。" a “ or ‘ opens the next sentence (Chinese never closes with them).
+_CJK_CLOSING = _char_class("\"'”’»›)]}」』】）〕〉》〗〙〛") + "*"
 _OPENERS = _char_class("\"'“‘„«‹([{「『【（〔〈《¿¡")
 # End a sentence whatever follows: CJK never puts a space after them, and danda or the
 # Arabic question mark are never used inside a sentence, so glued text still splits.
@@ -60,7 +81,7 @@ _BOUNDARY_ALTERNATIVES = (
     r"(?P<para>\n[^\S\n]*\n\s*|[\f\u2029]\s*)"
     # a new line that opens a list item: "- item", "• item", "2) item", "3. item"
     r"|(?P<bullet>\n[^\S\n]*(?=(?:[-•*·‣◦▪–—]|\d{1,3}[.)])[^\S\n]))"
-    rf"|(?P<always>{_ALWAYS}+){_CLOSING}"
+    rf"|(?P<always>{_ALWAYS}+){_CJK_CLOSING}"
     rf"|(?P<term>{_WESTERN}+){_CLOSING}"
     # Greek writes its question mark as ";" (usually U+003B, not U+037E)
     rf"|(?P<greek>;){_CLOSING}"
@@ -71,7 +92,11 @@ _BOUNDARY_ALTERNATIVES = (
 _BOUNDARY = re.compile(rf"(?={_FIRST_CHARS})(?:{_BOUNDARY_ALTERNATIVES})")
 _LEADING_OPENERS = re.compile(f"^{_OPENERS}+")
 _NEXT_WORD = re.compile(rf"\s*{_OPENERS}*(\w*)")
-_DOTTED = re.compile(r"(?:[^\W\d_]{1,3}\.)+[^\W\d_]{1,3}")  # e.g, z.B, U.S, i.e
+_SENTENCE_FINAL = re.compile(SENTENCE_FINAL_PATTERN)
+_ROMAN = re.compile(r"[IVXLC]{1,6}")
+# A letter with its Devanagari vowel sign or virama, which Python's \w leaves out.
+_LETTER = r"[^\W\d_][\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963]*"
+_DOTTED = re.compile(rf"(?:(?:{_LETTER}){{1,3}}\.)+(?:{_LETTER}){{1,3}}")  # e.g, z.B, U.S, बी.सी
 _LIST_MARKER = re.compile(r"\d{1,3}|[IVXLC]{1,5}|[ivxlc]{1,5}|[^\W\d_]")
 _LAST_SPACE = re.compile(r".*\s", re.DOTALL)
 _LAST_SOFT_STOP = re.compile(r".*[，、；：,;:]", re.DOTALL)
@@ -100,7 +125,7 @@ def split_sentences(
         raise InputError(f"text must be a str, not {type(text).__name__}")
     if not isinstance(max_chars, int) or max_chars < 2:
         raise InputError(f"max_chars must be an int >= 2, got {max_chars!r}")
-    abbreviations = abbreviations_for(_language_code(language))
+    rules = _LanguageRules.for_language(language)
     spans: list[Span] = []
     start = 0
     for match in _BOUNDARY.finditer(text):
@@ -109,7 +134,7 @@ def split_sentences(
             cut, resume = match.start(), match.end()
         elif kind == "always" and _continues_after(text, match):
             continue
-        elif kind == "term" and not _ends_sentence(text, match, start, abbreviations):
+        elif kind == "term" and not _ends_sentence(text, match, start, rules):
             continue
         elif kind == "greek" and not _after_greek(text, match.start()):
             continue
@@ -146,7 +171,7 @@ def _continues_after(text: str, match: re.Match) -> bool:
     return quoted and "\u3041" <= after <= "\u309f"
 
 
-def _ends_sentence(text: str, match: re.Match, start: int, abbreviations: frozenset) -> bool:
+def _ends_sentence(text: str, match: re.Match, start: int, rules: _LanguageRules) -> bool:
     """Whether a ". ! ? …" run (plus closing quotes) ends the sentence begun at `start`."""
     terminal, end = match.group("term"), match.end()
     if end < len(text) and not text[end].isspace():
@@ -156,7 +181,7 @@ def _ends_sentence(text: str, match: re.Match, start: int, abbreviations: frozen
         return False
     if terminal != ".":
         return True
-    return not _is_abbreviation(text, start, match.start(), next_word, abbreviations)
+    return not _is_abbreviation(text, start, match.start(), next_word, rules)
 
 
 def _glued_end(text: str, term_start: int, end: int, terminal: str) -> bool:
@@ -183,24 +208,30 @@ def _is_cjk(char: str) -> bool:
 
 
 def _is_abbreviation(
-    text: str, start: int, period: int, next_word: str, abbreviations: frozenset
+    text: str, start: int, period: int, next_word: str, rules: _LanguageRules
 ) -> bool:
-    """Whether the word before the period at `period` is an abbreviation, initial or number."""
+    """Whether the word before the period at `period` is an abbreviation, initial or number.
+
+    Only called when the next word is not lowercase (that case never splits).
+    """
     window = text[max(start, period - _ABBREVIATION_WINDOW) : period]
     if not window or window[-1].isspace():
         return False
     token = _LEADING_OPENERS.sub("", window.split()[-1])
     if not token:
         return False
+    # initials ("J. R. R. Tolkien", "M. Dupont") and dotted forms ("z.B."), except the
+    # era and clock abbreviations that usually end a sentence ("a. C.", "p.m.")
+    if (len(token) == 1 and token.isalpha()) or _DOTTED.fullmatch(token):
+        return not _SENTENCE_FINAL.search(window)
     lowered = token.lower()
-    if len(token) == 1 and token.isalpha():  # initials: "J. R. R. Tolkien", "M. Dupont"
-        return True
-    if lowered in abbreviations or _DOTTED.fullmatch(token):
+    if lowered in rules.abbreviations:
         return True
     if next_word[:1].isdigit() and lowered in BEFORE_NUMBER:  # "Nr. 5", "p. 12"
         return True
-    if token.isdigit() and len(token) <= 2 and next_word.lower() in MONTHS:  # "3. Oktober"
-        return True
+    is_ordinal = (token.isdigit() and len(token) <= 3) or _ROMAN.fullmatch(token)
+    if is_ordinal and (rules.ordinal_period or next_word.lower() in AFTER_ORDINAL):
+        return True  # "3. Oktober", "16. Jahrhundert", (de, tr...) "III. Napolyon"
     # "1. Introduction", "IV. Results": a list marker that opens the sentence
     return bool(_LIST_MARKER.fullmatch(token)) and not text[start : period - len(token)].strip()
 

@@ -40,6 +40,33 @@ def test_abbreviations_and_initials_do_not_split(text, expected):
     assert sentences_of(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("It fell in 1600 B.C.E. The city burned.", ["It fell in 1600 B.C.E.", "The city burned."]),
+        ("Fue en el siglo V a. C. Es probable.", ["Fue en el siglo V a. C.", "Es probable."]),
+        ("Nel 753 a.C. Roma nacque.", ["Nel 753 a.C.", "Roma nacque."]),
+        ("Это было в 49 году до н. э. Марк пришёл.", ["Это было в 49 году до н. э.", "Марк пришёл."]),
+        ("We met at 5 p.m. The rest is history.", ["We met at 5 p.m.", "The rest is history."]),
+        ("It honours Martin Luther King Jr. Since then it grew.", ["It honours Martin Luther King Jr.", "Since then it grew."]),
+        ("डॉ. ली आगे कहते हैं। बी.सी. में पुलिस आई।", ["डॉ. ली आगे कहते हैं।", "बी.सी. में पुलिस आई।"]),
+    ],
+)
+def test_sentence_final_abbreviations_split_before_a_capital(text, expected):
+    assert sentences_of(text) == expected
+
+
+def test_ordinal_periods_need_the_language_unless_the_next_word_says_so():
+    assert sentences_of("Im 16. Jahrhundert kam er. Dann ging er.") == ["Im 16. Jahrhundert kam er.", "Dann ging er."]
+    text = "Den 3. Duke traf er. III. Napolyon kam."
+    assert sentences_of(text) == ["Den 3.", "Duke traf er.", "III. Napolyon kam."]
+    assert sentences_of(text, "de") == ["Den 3. Duke traf er.", "III. Napolyon kam."]
+    assert sentences_of("10. Luis ve 5. Felipe geldi. Sonra gittiler.", "tr") == [
+        "10. Luis ve 5. Felipe geldi.", "Sonra gittiler.",
+    ]
+    assert sentences_of("He scored 20. Then he left.", "en") == ["He scored 20.", "Then he left."]
+
+
 def test_language_adds_abbreviations_that_are_words_elsewhere():
     text = "Było ok. Stu ludzi."  # Polish "ok." = "about"; in English "ok." ends a sentence
     assert sentences_of(text) == ["Było ok.", "Stu ludzi."]
@@ -104,6 +131,10 @@ def test_chinese_and_japanese_split_without_spaces(text, expected):
 )
 def test_danda_arabic_greek_cyrillic(text, expected):
     assert sentences_of(text) == expected
+
+
+def test_opening_quote_after_a_cjk_stop_starts_the_next_sentence():
+    assert sentences_of("我走了。“你好，”他说")[:2] == ["我走了。", "“你好，”他说"]
 
 
 def test_paragraph_breaks_always_end_a_sentence():
@@ -312,3 +343,34 @@ def test_empty_and_blank_text():
     assert split_sentences("") == []
     assert split_sentences(" \n\n\t ") == []
     assert segment("") == []
+
+
+# --- real sentences: Universal Dependencies PUD (news and Wikipedia) ---------------
+
+PUD_LANGUAGES = ["ar", "de", "en", "es", "fr", "hi", "it", "pt", "ru", "tr", "zh"]
+
+
+def pud_boundary_f1(path, language: str) -> float:
+    """Glue PUD's one-sentence lines into paragraphs of five and score the boundaries found."""
+    sentences = [line.split("\t", 1)[1].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    glue = "" if language == "zh" else " "  # Chinese puts no space between sentences
+    found = expected = correct = 0
+    for i in range(0, len(sentences), 5):
+        group = sentences[i : i + 5]
+        gold, offset = set(), 0
+        for sentence in group[:-1]:
+            offset += len(sentence)
+            gold.add(offset)
+            offset += len(glue)
+        predicted = {s.end for s in split_sentences(glue.join(group))[:-1]}
+        found, expected, correct = found + len(predicted), expected + len(gold), correct + len(gold & predicted)
+    precision, recall = correct / found, correct / expected
+    return 2 * precision * recall / (precision + recall)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("language", PUD_LANGUAGES)
+def test_pud_sentence_boundaries(shared_data, language):
+    # measured without a language hint: F1 0.993-0.999 across these 11 languages
+    f1 = pud_boundary_f1(shared_data / "corpus" / "pud-parallel" / f"pud.{language}.tsv", language)
+    assert f1 >= 0.98, f"{language}: boundary F1 {f1:.3f}"
