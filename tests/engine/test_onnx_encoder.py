@@ -1,0 +1,132 @@
+"""OnnxEncoder: provider choice, threads, bucketing, prefixes, and equality with torch."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from engine.encoders.base import Encoder
+from engine.encoders.onnx import (
+    CPU_PROVIDER, CUDA_PROVIDER, choose_providers, length_batches, physical_cores,
+)
+from engine.errors import InputError, ModelError
+from engine.models import load_encoder
+
+CUDA_AND_CPU = [CUDA_PROVIDER, CPU_PROVIDER]
+
+
+def random_sentences(n: int, seed: int = 0) -> list[str]:
+    from tiny_models import WORDS
+
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40))) for _ in range(n)]
+
+
+def test_cpu_provider_chosen_without_gpu():
+    assert choose_providers("auto", available=[CPU_PROVIDER]) == [CPU_PROVIDER]
+    # onnxruntime-gpu installed but no device: still CPU
+    assert choose_providers("auto", available=CUDA_AND_CPU, gpu_count=0) == [CPU_PROVIDER]
+    assert choose_providers("cpu", available=CUDA_AND_CPU, gpu_count=1) == [CPU_PROVIDER]
+
+
+def test_cuda_provider_chosen_with_gpu_and_cpu_kept_as_fallback():
+    assert choose_providers("auto", available=CUDA_AND_CPU, gpu_count=1) == CUDA_AND_CPU
+    assert choose_providers("cuda", available=CUDA_AND_CPU, gpu_count=2) == CUDA_AND_CPU
+
+
+def test_asking_for_cuda_without_it_is_a_clear_error():
+    with pytest.raises(ModelError, match="cuda"):
+        choose_providers("cuda", available=[CPU_PROVIDER])
+    with pytest.raises(InputError):
+        choose_providers("tpu")
+
+
+def test_physical_cores_respects_affinity_and_omp_cap(monkeypatch):
+    import os
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    cores = physical_cores()
+    assert 1 <= cores <= len(os.sched_getaffinity(0))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert physical_cores() == 1
+
+
+def test_length_batches_cover_every_index_once_longest_first():
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(1, 300, size=500).tolist()
+    batches = length_batches(lengths, max_batch=16, max_tokens=2000)
+    flat = np.concatenate(batches)
+    assert sorted(flat.tolist()) == list(range(500))
+    assert all(len(b) * max(lengths[i] for i in b) <= 2000 or len(b) == 1 for b in batches)
+    firsts = [lengths[b[0]] for b in batches]
+    assert firsts == sorted(firsts, reverse=True)
+
+
+def test_encoder_on_this_machine_uses_cpu_and_reports_it(tiny_registry):
+    encoder = load_encoder("tiny", paths=tiny_registry, variant="fp32")
+    assert isinstance(encoder, Encoder)
+    assert encoder.device == "cpu" and encoder.providers == [CPU_PROVIDER]
+    assert encoder.threads >= 1
+
+
+def test_bucketed_batches_equal_one_by_one_encoding(tiny_registry):
+    encoder = load_encoder("tiny", paths=tiny_registry, variant="fp32")
+    texts = random_sentences(40, seed=1)
+    together = encoder.encode(texts)
+    one_by_one = np.concatenate([encoder.encode([t]) for t in texts])
+    assert together.dtype == np.float32 and together.shape == (40, encoder.dim)
+    np.testing.assert_allclose(together, one_by_one, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+
+
+def test_prefix_follows_kind_and_changes_the_vector(tiny_registry):
+    encoder = load_encoder("tiny", paths=tiny_registry, variant="fp32")
+    query_ids = encoder.tokenize(["the cat"], kind="query")[0]
+    passage_ids = encoder.tokenize(["the cat"], kind="passage")[0]
+    assert encoder.tokenizer.decode(query_ids).startswith("query :")
+    assert encoder.tokenizer.decode(passage_ids).startswith("passage :")
+    q, p = encoder.encode(["the cat"], kind="query"), encoder.encode(["the cat"], kind="passage")
+    assert float((q * p).sum()) < 0.9999
+    with pytest.raises(InputError):
+        encoder.encode(["x"], kind="document")
+
+
+def test_long_texts_are_truncated_to_max_length(tiny_registry):
+    encoder = load_encoder("tiny", paths=tiny_registry, variant="fp32")
+    long_text = "the cat sat on the mat " * 200
+    assert len(encoder.tokenize([long_text])[0]) == encoder.max_length
+    assert encoder.encode([long_text]).shape == (1, encoder.dim)
+
+
+def test_empty_input_and_single_string_misuse(tiny_registry):
+    encoder = load_encoder("tiny", paths=tiny_registry, variant="fp32")
+    assert encoder.encode([]).shape == (0, encoder.dim)
+    assert encoder.encode([""]).shape == (1, encoder.dim)
+    with pytest.raises(InputError):
+        encoder.encode("one string")
+
+
+def test_onnx_encoder_equals_torch_encoder(tiny_registry):
+    from trainer.export import TorchEncoder
+
+    texts = random_sentences(30, seed=7) + ["Der Hund läuft.", "hello world!"]
+    encoder = load_encoder("tiny", paths=tiny_registry, variant="fp32")
+    reference = TorchEncoder(tiny_registry.home / "src-tiny", pooling="mean", max_length=64,
+                             prefixes={"query": "query: ", "passage": "passage: "})
+    for kind in ("query", "passage"):
+        cos = (encoder.encode(texts, kind=kind) * reference.encode(texts, kind=kind)).sum(1)
+        assert cos.min() >= 0.9999
+
+
+def test_int8_and_fp16_variants_stay_close_to_fp32(tiny_registry):
+    texts = random_sentences(30, seed=11)
+    fp32 = load_encoder("tiny", paths=tiny_registry, variant="fp32").encode(texts)
+    for variant in ("int8", "fp16"):
+        vectors = load_encoder("tiny", paths=tiny_registry, variant=variant).encode(texts)
+        assert (fp32 * vectors).sum(1).mean() >= 0.995, variant
+
+
+def test_cpu_default_variant_is_int8_when_produced(tiny_registry):
+    assert load_encoder("tiny", paths=tiny_registry).variant == "int8"

@@ -1,0 +1,66 @@
+"""A tiny random BERT with a WordPiece tokenizer, written by tests (cheap to export).
+
+    >>> folder = make_tiny_bert(tmp_path / "tiny")          # transformers folder
+    >>> manifest = register_tiny_model(paths, "tiny")       # exported into a registry
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+WORDS = ("query passage the cat sat on mat dog runs fast slow red blue green house tree is a an and "
+         "hello world der die das und ist la le et est el y es de en").split()
+PIECES = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [str(d) for d in range(10)]
+SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+PUNCT = list(".,:;!?'\"-()")
+
+
+def make_tiny_bert(folder: Path, seed: int = 0, max_positions: int = 64) -> Path:
+    """Writes a 2-layer, hidden-32 BertModel and its fast tokenizer to `folder`."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = SPECIAL + PUNCT + PIECES + [f"##{p}" for p in PIECES] + WORDS
+    write_wordpiece_tokenizer(folder, vocab)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64,
+                        max_position_embeddings=max_positions, pad_token_id=0)
+    torch.manual_seed(seed)
+    model = BertModel(config, add_pooling_layer=False)
+    with torch.no_grad():  # default init (std 0.02) makes every sentence look alike
+        for param in model.parameters():
+            if param.dim() > 1:
+                param.normal_(0, 0.3)
+    model.save_pretrained(str(folder))
+    return folder
+
+
+def write_wordpiece_tokenizer(folder: Path, vocab: list[str]) -> None:
+    """A lower-casing BERT WordPiece tokenizer over `vocab`, saved as a transformers folder."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    ids = {token: i for i, token in enumerate(vocab)}
+    tokenizer = Tokenizer(models.WordPiece(ids, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])])
+    PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+        pad_token="[PAD]", mask_token="[MASK]").save_pretrained(str(folder))
+
+
+def register_tiny_model(paths, name: str = "tiny", *, pooling: str = "mean",
+                        prefixes: dict | None = None, variants=(), seed: int = 0, **kwargs):
+    """Exports a fresh tiny BERT into the registry at `paths`; returns its manifest."""
+    from trainer.export import export_transformer
+
+    src = make_tiny_bert(paths.home / f"src-{name}", seed=seed)
+    return export_transformer(src, name, pooling=pooling, max_length=64,
+                              prefixes=prefixes or {"query": "query: ", "passage": "passage: "},
+                              variants=variants, paths=paths, source="test", licence="MIT",
+                              **kwargs)

