@@ -113,8 +113,10 @@ def split_sentences(
 
     Args:
         text: the document text; offsets index it directly.
-        language: ISO 639-1 code when known ("de", "pl"...); it only adds abbreviations
-            that are ordinary words elsewhere. None works for every language.
+        language: ISO 639-1 code when known ("de", "pl"...). It adds abbreviations
+            that are ordinary words elsewhere ("ok." in Polish) and, where ordinals are
+            written "3." (de, tr, pl, the Nordic and most Slavic languages), keeps
+            "16. Jahrhundert" whole. None works for every language.
         max_chars: a "sentence" longer than this (lists, tables, CSV rows) is cut at
             the last whitespace (or CJK comma, or hard) before the limit.
 
