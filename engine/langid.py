@@ -54,8 +54,10 @@ _HIRAGANA = re.compile(r"[\u3041-\u309f]")
 # Katakana (not U+30FB "・", which Chinese uses too) and half-width katakana.
 _KATAKANA = re.compile(r"[\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
-# Addresses are language-less and long; they would outvote a short sentence.
-_NOISE = re.compile(r"https?://\S+|www\.\S+|\S+@\S+\.\S+")
+# Addresses are language-less and long; they would outvote a short sentence. Every
+# alternative is anchored (a literal, or a token start for e-mail) so that a long run
+# without spaces costs linear time, not quadratic.
+_NOISE = re.compile(r"https?://\S+|www\.\S+|(?<!\S)[^\s@]+@\S+")
 
 _identifier = None
 _identifier_lock = threading.Lock()
