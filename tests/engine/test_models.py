@@ -1,0 +1,156 @@
+"""Model registry: round trip through a zip, active model rules, and damaged files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+
+from engine.config import DataPaths
+from engine.errors import InputError, ModelError
+from engine.models import (
+    active_model_name, export_model, get_manifest, import_model, list_models, load_encoder,
+    model_dir, read_manifest, remove_model, set_active, sha256_file,
+)
+
+TEXTS = ["the cat sat on the mat", "hello world", "der hund und die katze", "a"]
+
+
+@pytest.fixture
+def registry(tiny_registry, tmp_path) -> DataPaths:
+    """A private copy of the session's tiny registry that a test may damage."""
+    paths = DataPaths(tmp_path / "home")
+    shutil.copytree(tiny_registry.models, paths.models)
+    return paths
+
+
+def _rewrite_checksum(paths: DataPaths, name: str, filename: str) -> None:
+    """Makes the manifest agree with a replaced file, so only the content is wrong."""
+    folder = model_dir(name, paths)
+    data = json.loads((folder / "manifest.json").read_text())
+    data["files"][filename] = sha256_file(folder / filename)
+    (folder / "manifest.json").write_text(json.dumps(data))
+    (folder / ".verified.json").unlink(missing_ok=True)
+
+
+def test_registry_round_trip_through_zip(registry, tmp_path):
+    before = get_manifest("tiny", registry)
+    vectors = load_encoder("tiny", paths=registry, variant="fp32").encode(TEXTS)
+    archive = export_model("tiny", tmp_path / "tiny.zip", registry)
+    remove_model("tiny", registry)
+    assert [m.name for m in list_models(registry)] == []
+    imported = import_model(archive, registry)
+    assert imported == before and get_manifest("tiny", registry) == before
+    again = load_encoder("tiny", paths=registry, variant="fp32").encode(TEXTS)
+    np.testing.assert_array_equal(vectors, again)
+
+
+def test_import_from_folder_and_refuse_duplicate(registry, tmp_path):
+    copy = shutil.copytree(model_dir("tiny", registry), tmp_path / "copy")
+    with pytest.raises(InputError, match="already installed"):
+        import_model(copy, registry)
+    remove_model("tiny", registry)
+    assert import_model(copy, registry).name == "tiny"
+
+
+def test_import_of_a_damaged_zip_names_the_file(registry, tmp_path):
+    archive = export_model("tiny", tmp_path / "tiny.zip", registry)
+    damaged = tmp_path / "damaged.zip"
+    with zipfile.ZipFile(archive) as src, zipfile.ZipFile(damaged, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename.endswith("model.onnx"):
+                data = data[: len(data) // 2]
+            dst.writestr(item, data)
+    remove_model("tiny", registry)
+    with pytest.raises(ModelError, match=r"model\.onnx"):
+        import_model(damaged, registry)
+    assert list_models(registry) == []
+    not_a_zip = tmp_path / "x.zip"
+    not_a_zip.write_bytes(b"no")
+    with pytest.raises(ModelError, match="not a model archive"):
+        import_model(not_a_zip, registry)
+
+
+def test_active_model_rules(registry):
+    assert active_model_name(registry) is None
+    with pytest.raises(ModelError, match="no active model"):
+        load_encoder(paths=registry)
+    set_active("tiny", registry)
+    assert active_model_name(registry) == "tiny"
+    assert load_encoder(paths=registry).name == "tiny"
+    with pytest.raises(InputError, match="active model"):
+        remove_model("tiny", registry)
+    with pytest.raises(ModelError, match="no model named 'nope'"):
+        set_active("nope", registry)
+
+
+def test_bad_names_are_input_errors(registry):
+    for name in ("../evil", "", "a/b", "x" * 80):
+        with pytest.raises(InputError):
+            get_manifest(name, registry)
+
+
+def test_missing_model_file_names_the_file(registry):
+    (model_dir("tiny", registry) / "model.onnx").unlink()
+    with pytest.raises(ModelError, match=r"missing: .*model\.onnx") as info:
+        load_encoder("tiny", paths=registry, variant="fp32")
+    assert info.value.path.name == "model.onnx"
+
+
+def test_truncated_model_file_names_the_file(registry):
+    path = model_dir("tiny", registry) / "model.onnx"
+    load_encoder("tiny", paths=registry, variant="fp32")  # records a verified stamp first
+    path.write_bytes(path.read_bytes()[:1000])
+    with pytest.raises(ModelError, match=r"truncated .*model\.onnx") as info:
+        load_encoder("tiny", paths=registry, variant="fp32")
+    assert info.value.path == path
+
+
+def test_file_that_is_not_onnx_names_the_file(registry):
+    path = model_dir("tiny", registry) / "model.onnx"
+    path.write_bytes(b"this is not an onnx file at all")
+    _rewrite_checksum(registry, "tiny", "model.onnx")
+    with pytest.raises(ModelError, match=r"model\.onnx is not a loadable ONNX model") as info:
+        load_encoder("tiny", paths=registry, variant="fp32")
+    assert info.value.path == path
+
+
+def test_onnx_with_wrong_output_shape_names_the_file(registry):
+    import onnx
+    from onnx import TensorProto, helper
+
+    # a valid ONNX graph: ids [batch, seq] -> Cast -> ReduceMean over seq -> [batch, 1]
+    nodes = [helper.make_node("Cast", ["input_ids"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Add", ["f", "g"], ["h"]),
+             helper.make_node("Cast", ["attention_mask"], ["g"], to=TensorProto.FLOAT),
+             helper.make_node("ReduceMean", ["h"], ["embedding"], keepdims=1, axes=[1])]
+    graph = helper.make_graph(
+        nodes, "wrong",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", 1])])
+    graph.node.sort(key=lambda n: n.op_type != "Cast")  # topological order
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    path = model_dir("tiny", registry) / "model.onnx"
+    onnx.save(model, str(path))
+    _rewrite_checksum(registry, "tiny", "model.onnx")
+    with pytest.raises(ModelError, match=r"model\.onnx: output shape .* is not \[batch, 32\]"):
+        load_encoder("tiny", paths=registry, variant="fp32")
+
+
+def test_damaged_manifest_names_the_file(registry):
+    manifest = model_dir("tiny", registry) / "manifest.json"
+    manifest.write_text("{not json")
+    with pytest.raises(ModelError, match=r"manifest\.json"):
+        read_manifest(manifest.parent)
+    assert list_models(registry) == []  # skipped, not fatal
+
+
+def test_variant_choice_and_missing_variant(registry):
+    assert load_encoder("tiny", paths=registry, device="cpu").variant == "int8"
+    with pytest.raises(InputError):
+        load_encoder("tiny", paths=registry, variant="int4")

