@@ -1,0 +1,134 @@
+"""The one settings object of a MixCSE training run, saved with every checkpoint.
+
+    >>> config = TrainConfig(base="all-minilm-l6-v2", corpus=("notes/",), out_dir=Path("runs/a"))
+    >>> TrainConfig.from_json(config.to_json()) == config
+    True
+
+The defaults are the paper's (Zhang et al., AAAI 2022, Knowl 9, which follows SimCSE):
+AdamW at 3e-5 (1e-5 for large models), batch 64, 32 tokens, tau 0.05, lambda 0.2, one
+epoch, STS-B dev every 125 steps keeping the best checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+from engine.errors import InputError
+
+POOLINGS = ("auto", "cls_mlp", "cls", "mean")
+DEVICES = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that decides what a run does; `resolved()` fills the "auto" fields."""
+
+    # -- what to train, on what ------------------------------------------------------------
+    base: str = "multilingual-e5-small"  # registry name or transformers folder to start from
+    corpus: tuple[str, ...] = ()  # files/folders of the user's documents (any format we read)
+    collection: str | None = None  # or an indexed collection (root path or its folder name)
+    one_per_line: bool | None = None  # corpus .txt files hold one sentence a line; None: guess
+    out_dir: Path = Path("mixcse-run")  # checkpoints, best model and run log go here
+    # -- the paper's hyper-parameters -------------------------------------------------------
+    lam: float | None = 0.2  # mixing weight of the positive in a mixed negative; None: SimCSE
+    tau: float = 0.05  # softmax temperature of the contrastive loss
+    lr: float = 3e-5  # AdamW learning rate (1e-5 for large models, as the paper)
+    batch_size: int = 64  # sentences per contrastive batch per device (negatives = the rest)
+    max_len: int = 32  # tokens per sentence; Wikipedia sentences rarely need more
+    epochs: int = 1  # passes over the corpus; MixCSE trains one
+    max_steps: int | None = None  # stop earlier than the epochs say (benchmarks, tests)
+    weight_decay: float = 0.0  # SimCSE's Trainer default
+    max_grad_norm: float = 1.0  # gradient clipping, SimCSE's Trainer default
+    # -- model shape ----------------------------------------------------------------------
+    pooling: str = "auto"  # cls_mlp (paper: CLS + MLP in training only), cls, mean (e5); auto
+    text_prefix: str | None = None  # prepended to every sentence; None: the base's query prefix
+    # -- loss ---------------------------------------------------------------------------
+    loss_variant: str = "paper"  # "paper" (all mixed negatives) or "official" (authors' code)
+    loss_impl: str = "auto"  # reference | gram | fused | auto (fused on CUDA)
+    bidirectional: bool = True  # mix negatives for both views (ablation: MixCSE_single)
+    stop_grad: bool = True  # detach mixed negatives (ablation: MixCSE_wo_sg)
+    # -- schedule, evaluation, checkpoints ------------------------------------------------------
+    eval_steps: int = 125  # STS-B dev every N optimiser steps (SimCSE); the best is kept
+    checkpoint_steps: int | None = None  # resumable checkpoint every N steps; None: eval_steps
+    sts_dir: str | None = None  # STS data (…/sts/original) for dev evaluation; None: no eval
+    grad_accum: int = 1  # micro-batches per step; each micro-batch is its own contrastive batch
+    # -- reproducibility and hardware -------------------------------------------------------
+    seed: int = 42  # shuffling, dropout masks and the MLP head start from this
+    device: str = "auto"  # auto (CUDA when present), cpu or cuda
+    bf16: bool = True  # bf16 autocast on CUDA (ignored on CPU, where it is slower)
+    max_loss: float | None = None  # stop above this loss; None: the loss's own upper bound + 1
+    # -- corpus filters ---------------------------------------------------------------------
+    min_chars: int = 10  # shorter "sentences" are headings, numbers, list markers
+    max_chars: int = 1000  # longer ones are tables or run-on text the splitter could not cut
+    min_words: int = 3  # a sentence needs a few words to carry meaning
+    max_words: int = 200  # long lists read as one sentence are noise for STS-style training
+
+    def __post_init__(self) -> None:
+        if self.corpus and self.collection:
+            raise InputError("give a corpus or a collection, not both")
+        if self.lam is not None and not 0.0 < self.lam < 1.0:
+            raise InputError(f"lambda must be in (0, 1), got {self.lam}")
+        if not self.tau > 0:
+            raise InputError(f"tau must be > 0, got {self.tau}")
+        if not self.lr > 0:
+            raise InputError(f"the learning rate must be > 0, got {self.lr}")
+        for name in ("batch_size", "max_len", "epochs", "eval_steps", "grad_accum"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise InputError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        if self.batch_size < 2:
+            raise InputError("batch_size must be at least 2 (a batch needs negatives)")
+        if self.batch_size % self.grad_accum or self.batch_size // self.grad_accum < 2:
+            raise InputError(f"batch_size {self.batch_size} must split into {self.grad_accum} "
+                             "micro-batches of at least 2 sentences")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise InputError(f"max_steps must be >= 1, got {self.max_steps}")
+        if self.pooling not in POOLINGS:
+            raise InputError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        if self.device not in DEVICES:
+            raise InputError(f"device must be one of {DEVICES}, got {self.device!r}")
+        if self.min_chars > self.max_chars or self.min_words > self.max_words:
+            raise InputError("the minimum sentence length is above the maximum")
+
+    @property
+    def micro_batch(self) -> int:
+        return self.batch_size // self.grad_accum
+
+    @property
+    def save_steps(self) -> int:
+        return self.checkpoint_steps or self.eval_steps
+
+    def loss_bound(self) -> float:
+        """Largest loss unit vectors allow: log(#logits) + 2/tau, plus 1 of slack."""
+        import math
+
+        logits = (3 if self.lam is not None else 2) * self.micro_batch
+        return self.max_loss if self.max_loss is not None else math.log(logits) + 2 / self.tau + 1
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["corpus"] = list(self.corpus)
+        data["out_dir"] = str(self.out_dir)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TrainConfig:
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["corpus"] = tuple(kwargs.get("corpus", ()))
+        kwargs["out_dir"] = Path(kwargs.get("out_dir", "mixcse-run"))
+        return cls(**kwargs)
+
+    @classmethod
+    def from_json(cls, text: str) -> TrainConfig:
+        try:
+            return cls.from_dict(json.loads(text))
+        except (ValueError, TypeError) as e:
+            raise InputError(f"not a training config: {e}") from e
+
+    def with_changes(self, **changes) -> TrainConfig:
+        return replace(self, **changes)

@@ -1,0 +1,371 @@
+"""MixCSE training as a generator of typed events (the CLI and the GUI wizard drive it).
+
+    >>> for event in train(TrainConfig(base="all-minilm-l6-v2", corpus=("notes/",))):
+    ...     if isinstance(event, TrainStep): print(event.step, event.loss)
+
+Each optimiser step embeds the batch twice in one forward pass of ``[2n]`` rows (SimCSE's
+augmentation: `model.train()`, so each copy gets its own dropout mask) and applies
+`trainer.losses.mixcse_loss` to the two views. Closing the generator cancels the run at
+the next step; the last checkpoint stays on disk and `train(config, resume=True)` continues
+from it (weights, optimiser, scheduler, RNG states, step and data order), bit-identical on
+CPU. A non-finite or impossible loss, or a non-finite gradient, stops the run with
+`TrainingDivergedError` before the bad update is applied; the last good checkpoint remains.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+
+from engine.config import DataPaths, data_paths
+from engine.errors import BabelfindError, InputError
+from trainer import checkpoint as ckpt
+from trainer.config import TrainConfig
+from trainer.corpus import Corpus, CorpusFilter, CorpusSource, CorpusStats, load_corpus
+from trainer.distributed import barrier, gather_with_grad, world
+from trainer.model import SentenceModel, resolve_base_model, torch_encode
+
+log = logging.getLogger(__name__)
+
+EVAL_MAX_LEN = 256  # STS sentences at evaluation are not cut to the training length
+
+
+class TrainingError(BabelfindError):
+    """Training cannot go on; `checkpoint` is the last good one (or None)."""
+
+    def __init__(self, message: str, checkpoint: Path | None = None):
+        self.checkpoint = checkpoint
+        super().__init__(message)
+
+
+class TrainingDivergedError(TrainingError):
+    """The loss or a gradient became NaN/inf or impossibly large."""
+
+
+# -- events -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TrainStarted:
+    config: TrainConfig  # resolved: pooling, prefix and device filled in
+    corpus: CorpusStats
+    total_steps: int
+    steps_per_epoch: int
+    start_step: int  # > 0 when resumed
+    device: str
+    world_size: int
+
+
+@dataclass(frozen=True)
+class TrainStep:
+    step: int  # optimiser steps done, 1-based
+    total: int
+    loss: float
+    lr: float
+    eta_s: float  # seconds left at the recent pace
+    epoch: int  # 0-based
+
+
+@dataclass(frozen=True)
+class TrainEval:
+    step: int
+    stsb_dev_spearman: float  # x 100
+    best_spearman: float
+    best_step: int
+    is_best: bool
+
+
+@dataclass(frozen=True)
+class TrainCheckpoint:
+    step: int
+    path: Path
+
+
+@dataclass(frozen=True)
+class TrainWarning:
+    message: str  # e.g. the micro-batch was halved after a CUDA out-of-memory
+
+
+@dataclass(frozen=True)
+class TrainFinished:
+    best_checkpoint: Path  # OUT/best: model/ (transformers folder) [+ head.pt]
+    best_step: int
+    best_dev_spearman: float | None  # None without STS data
+    steps: int
+    run_dir: Path
+    config: TrainConfig
+
+
+TrainEvent = TrainStarted | TrainStep | TrainEval | TrainCheckpoint | TrainWarning | TrainFinished
+
+
+# -- setup --------------------------------------------------------------------------------
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise InputError("device 'cuda' was asked for but torch sees no CUDA device")
+    return device
+
+
+def resolve_config(config: TrainConfig, paths: DataPaths | None = None) -> tuple[TrainConfig, Path]:
+    """Fills pooling and prefix from the base model; returns (config, torch weights folder)."""
+    base = resolve_base_model(config.base, paths)
+    pooling = config.pooling
+    if pooling == "auto":
+        pooling = "mean" if base.pooling == "mean" else "cls_mlp"
+    prefix = base.query_prefix if config.text_prefix is None else config.text_prefix
+    return replace(config, pooling=pooling, text_prefix=prefix), base.path
+
+
+def corpus_for(config: TrainConfig, world_size: int = 1) -> Corpus:
+    source = CorpusSource(tuple(config.corpus), config.collection, config.one_per_line)
+    filt = CorpusFilter(config.min_chars, config.max_chars, config.min_words, config.max_words)
+    return load_corpus(source, filt, config.seed, min_sentences=2 * config.batch_size * world_size)
+
+
+def fingerprint(sentences: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    for sentence in sentences:
+        digest.update(sentence.encode("utf-8") + b"\n")
+    return digest.hexdigest()
+
+
+def make_loss(config: TrainConfig):
+    """(h1, h2) -> scalar; under DDP negatives come from every rank (see trainer.distributed)."""
+    from trainer.losses import mixcse_loss
+
+    def loss_fn(h1: torch.Tensor, h2: torch.Tensor) -> torch.Tensor:
+        size = world()[1]
+        h1, h2 = gather_with_grad(h1), gather_with_grad(h2)
+        loss = mixcse_loss(h1, h2, lam=config.lam, tau=config.tau, bidirectional=config.bidirectional,
+                           stop_grad=config.stop_grad, impl=config.loss_impl, variant=config.loss_variant)
+        return loss * size  # DDP averages gradients over ranks; this restores their sum
+
+    return loss_fn
+
+
+def step_batch(order: np.ndarray, step: int, steps_per_epoch: int, batch: int) -> tuple[int, np.ndarray]:
+    """(epoch, corpus indices of this step's global batch): epoch e is permutation e of the seed."""
+    epoch, position = divmod(step, steps_per_epoch)
+    return epoch, order[epoch][position * batch:(position + 1) * batch]
+
+
+# -- the run ------------------------------------------------------------------------------
+
+class _Run:
+    """State of one training run; `train` drives it and turns it into events."""
+
+    def __init__(self, config: TrainConfig, corpus: Corpus, weights: Path, resume: bool):
+        self.rank, self.world_size = world()
+        self.config, self.corpus = config, corpus
+        self.device = resolve_device(config.device)
+        self.out = Path(config.out_dir)
+        self.global_batch = config.batch_size * self.world_size
+        self.steps_per_epoch = len(corpus.sentences) // self.global_batch
+        total = self.steps_per_epoch * config.epochs
+        self.total = min(total, config.max_steps) if config.max_steps else total
+        self.fingerprint = fingerprint(corpus.sentences)
+        last = ckpt.latest_checkpoint(self.out) if resume else None
+        if resume and last is None:
+            raise InputError(f"nothing to resume in {self.out}: no complete checkpoint yet")
+        torch.manual_seed(config.seed)
+        self.model = SentenceModel.load(last / "model" if last else weights, config.pooling)
+        if last:
+            ckpt.load_head(last, self.model)
+        self.model.to(self.device).train()
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr,
+                                           weight_decay=config.weight_decay)
+        # SimCSE's Trainer default: linear decay to 0, no warm-up
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda s: max(0.0, 1 - s / max(1, self.total)))
+        self.state = ckpt.TrainState(0, config.micro_batch, None, None, self.fingerprint)
+        if last:
+            self._restore(last)
+        self.last_checkpoint = last
+        self.ddp = self._wrap_ddp()
+        self.loss_fn = make_loss(config)
+        rng = np.random.default_rng(config.seed)
+        self.order = [rng.permutation(len(corpus.sentences)) for _ in range(config.epochs)]
+        self.warnings: list[str] = []
+
+    def _restore(self, last: Path) -> None:
+        self.state = ckpt.load_checkpoint(last, self.optimizer, self.scheduler)
+        if self.state.corpus_fingerprint != self.fingerprint:
+            raise InputError("the corpus changed since the checkpoint was written; resuming "
+                             "would train on other sentences. Start a new run (another --out).")
+        log.info("resuming from %s (step %d)", last, self.state.step)
+
+    def _wrap_ddp(self):
+        if self.world_size == 1:
+            return self.model
+        from torch.nn.parallel import DistributedDataParallel
+
+        ids = [torch.cuda.current_device()] if self.device == "cuda" else None
+        return DistributedDataParallel(self.model, device_ids=ids)
+
+    def local_sentences(self, step: int) -> tuple[int, list[str]]:
+        epoch, idx = step_batch(self.order, step, self.steps_per_epoch, self.global_batch)
+        mine = idx[self.rank * self.config.batch_size:(self.rank + 1) * self.config.batch_size]
+        return epoch, [self.config.text_prefix + self.corpus.sentences[i] for i in mine]
+
+    def train_step(self, sentences: list[str]) -> float:
+        """One optimiser step over `sentences`, halving the micro-batch on CUDA OOM."""
+        while True:
+            try:
+                return self._accumulate(sentences)
+            except torch.OutOfMemoryError as e:
+                self.optimizer.zero_grad(set_to_none=True)
+                if self.device == "cuda":
+                    torch.cuda.empty_cache()
+                half = self.state.micro_batch // 2
+                if half < 2:
+                    raise TrainingError("out of memory even with micro-batches of 2 sentences; "
+                                        "lower max_len or use a smaller model", self.last_checkpoint) from e
+                self.state = replace(self.state, micro_batch=half)
+                self.warnings.append(f"out of memory: micro-batch halved to {half} sentences "
+                                     f"({len(sentences) // half} per step)")
+
+    def _accumulate(self, sentences: list[str]) -> float:
+        micro = self.state.micro_batch
+        chunks = [sentences[i:i + micro] for i in range(0, len(sentences), micro)]
+        total = 0.0
+        for i, chunk in enumerate(chunks):
+            batch = self.model.tokenize(chunk + chunk, self.config.max_len, self.device)
+            sync = i == len(chunks) - 1 or self.world_size == 1
+            with self._no_sync(sync), self._autocast():
+                h = self.ddp(**batch)  # [2n, d]: two dropout masks of the same n sentences
+                n = len(chunk)
+                loss = self.loss_fn(h[:n].float(), h[n:].float()) / len(chunks)
+            self._check_loss(loss.item() * len(chunks) / self.world_size)
+            loss.backward()
+            total += loss.item() / self.world_size
+        return total
+
+    def _no_sync(self, sync: bool):
+        import contextlib
+
+        return contextlib.nullcontext() if sync else self.ddp.no_sync()
+
+    def _autocast(self):
+        enabled = self.device == "cuda" and self.config.bf16
+        return torch.autocast(device_type=self.device, dtype=torch.bfloat16, enabled=enabled)
+
+    def _check_loss(self, loss: float) -> None:
+        if not math.isfinite(loss) or loss > self.config.loss_bound():
+            self.optimizer.zero_grad(set_to_none=True)
+            raise TrainingDivergedError(
+                f"training stopped at step {self.state.step + 1}: the loss became {loss} "
+                f"(limit {self.config.loss_bound():.1f}). Lower the learning rate or check the "
+                f"corpus; the last good checkpoint is {self.last_checkpoint or 'none (no step was saved)'}",
+                self.last_checkpoint)
+
+    def apply_update(self) -> None:
+        norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.max_grad_norm)
+        if not torch.isfinite(norm):
+            self.optimizer.zero_grad(set_to_none=True)
+            raise TrainingDivergedError(
+                f"training stopped at step {self.state.step + 1}: the gradient norm is {norm.item()}. "
+                f"The last good checkpoint is {self.last_checkpoint or 'none'}", self.last_checkpoint)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.state = replace(self.state, step=self.state.step + 1)
+
+    def evaluate(self) -> TrainEval | None:
+        if not self.config.sts_dir:
+            return None
+        from trainer.evaluate import stsb_dev_spearman
+
+        encode = torch_encode(self.model, self.config.text_prefix, max_len=EVAL_MAX_LEN)
+        dev = stsb_dev_spearman(encode, Path(self.config.sts_dir))
+        step = self.state.step
+        is_best = self.state.best_dev is None or dev > self.state.best_dev
+        if is_best:
+            ckpt.save_best(self.out, self.model, step, dev)
+            self.state = replace(self.state, best_dev=dev, best_step=step)
+        return TrainEval(step, dev, self.state.best_dev, self.state.best_step, is_best)
+
+    def save(self) -> TrainCheckpoint:
+        path = ckpt.save_checkpoint(self.out, self.config, self.model, self.optimizer,
+                                    self.scheduler, self.state)
+        self.last_checkpoint = path
+        return TrainCheckpoint(self.state.step, path)
+
+    def finish(self) -> TrainFinished:
+        if self.state.best_step is None or not (self.out / ckpt.BEST).is_dir():
+            ckpt.save_best(self.out, self.model, self.state.step, None)
+            self.state = replace(self.state, best_step=self.state.step)
+        return TrainFinished(self.out / ckpt.BEST, self.state.best_step, self.state.best_dev,
+                             self.state.step, self.out, self.config)
+
+
+def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = None,
+          paths: DataPaths | None = None) -> Iterator[TrainEvent]:
+    """Runs MixCSE training, yielding events; close the generator to cancel.
+
+    Args:
+        config: the run's settings; "auto" fields are resolved from the base model.
+        resume: continue from OUT/latest.json (the saved config is used, not `config`).
+        corpus: sentences prepared by the caller (else read from config.corpus/collection).
+    Raises:
+        InputError, CorpusTooSmallError: bad settings or too few sentences.
+        TrainingDivergedError: NaN/inf or impossible loss; `.checkpoint` is the last good one.
+    """
+    paths = paths or data_paths()
+    if resume:
+        config = _saved_config(Path(config.out_dir))
+    config, weights = resolve_config(config, paths)
+    corpus = corpus or corpus_for(config, world()[1])
+    if len(corpus.sentences) < 2 * config.batch_size * world()[1]:
+        raise InputError(f"{len(corpus.sentences)} sentences are too few for batches of "
+                         f"{config.batch_size}; training needs at least two batches")
+    run = _Run(config, corpus, weights, resume)
+    if run.rank == 0:
+        run.out.mkdir(parents=True, exist_ok=True)
+        (run.out / "config.json").write_text(config.to_json(), encoding="utf-8")
+    yield TrainStarted(config, corpus.stats, run.total, run.steps_per_epoch, run.state.step,
+                       run.device, run.world_size)
+    started, first = time.monotonic(), run.state.step
+    while run.state.step < run.total:
+        epoch, sentences = run.local_sentences(run.state.step)
+        loss = run.train_step(sentences)
+        run.apply_update()
+        for message in run.warnings:
+            yield TrainWarning(message)
+        run.warnings.clear()
+        step = run.state.step
+        pace = (time.monotonic() - started) / (step - first)
+        yield TrainStep(step, run.total, loss, run.scheduler.get_last_lr()[0],
+                        pace * (run.total - step), epoch)
+        yield from _eval_and_save(run, step)
+    if run.rank == 0:
+        yield run.finish()
+    barrier()
+
+
+def _eval_and_save(run: _Run, step: int) -> Iterator[TrainEvent]:
+    last = step == run.total
+    if run.rank == 0:
+        if step % run.config.eval_steps == 0 or last:
+            result = run.evaluate()
+            if result is not None:
+                yield result
+        if step % run.config.save_steps == 0 or last:
+            yield run.save()
+    barrier()
+
+
+def _saved_config(out_dir: Path) -> TrainConfig:
+    path = out_dir / "config.json"
+    if not path.is_file():
+        raise InputError(f"nothing to resume in {out_dir}: no config.json")
+    return TrainConfig.from_json(path.read_text(encoding="utf-8"))
