@@ -58,9 +58,11 @@ class QtCollections(QWidget):
         self.view.setToolTip("Indexed folders. Tick a folder to watch it for changes.")
         header = self.view.header()
         header.setStretchLastSection(False)
+        header.setMinimumSectionSize(40)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in (1, 2, 3):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.setMinimumWidth(220)
         self.view.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         self.empty_hint = QLabel("Drop folders here\nor use Add folder")
         self.empty_hint.setObjectName("hint")

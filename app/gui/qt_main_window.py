@@ -102,7 +102,7 @@ class QtMainWindow(QMainWindow):
         self.main_splitter.addWidget(centre)
         self.main_splitter.setStretchFactor(0, 0)
         self.main_splitter.setStretchFactor(1, 1)
-        self.main_splitter.setSizes([260, 900])
+        self.main_splitter.setSizes([320, 900])
         outer = QWidget()
         layout = QVBoxLayout(outer)
         layout.setContentsMargins(10, 10, 10, 6)

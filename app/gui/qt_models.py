@@ -147,7 +147,7 @@ class QtSkippedModel(_TableModel):
 class QtRootsModel(_TableModel):
     """Indexed folders (engine RootInfo) with counts, status and a watch checkbox."""
 
-    HEADERS = ("Folder", "Documents", "Passages", "Status")
+    HEADERS = ("Folder", "Docs", "Passages", "Status")
     WATCH_COLUMN = 0
 
     def __init__(self, parent=None):

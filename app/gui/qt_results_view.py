@@ -43,6 +43,21 @@ def query_spans(snippet: str, query: str) -> list[tuple[int, int]]:
     ]
 
 
+def focus_snippet(snippet: str, spans: list[tuple[int, int]], lead: int = 40) -> tuple[str, list[tuple[int, int]]]:
+    """Starts the snippet shortly before its first marked word, so two lines show it.
+
+    Example: a mark at offset 300 comes back about 40 characters after a leading "…",
+    cut at a space; spans are shifted to match.
+    """
+    if not spans or spans[0][0] <= 2 * lead:
+        return snippet, spans
+    cut = snippet.rfind(" ", 0, spans[0][0] - lead) + 1
+    if cut <= 0:
+        return snippet, spans
+    shift = cut - 1  # "…" takes one character
+    return "…" + snippet[cut:], [(s - shift, e - shift) for s, e in spans]
+
+
 def snippet_html(snippet: str, spans: list[tuple[int, int]], background: str) -> str:
     """The snippet as HTML with `spans` marked.
 
@@ -64,7 +79,8 @@ class QtResultDelegate(QStyledItemDelegate):
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
         line = QFontMetrics(option.font).lineSpacing()
-        return QSize(320, _PAD * 2 + line * (2 + _SNIPPET_LINES) + 6)
+        # width 0: the card takes the viewport's width and never asks for a scroll bar
+        return QSize(0, _PAD * 2 + line * (2 + _SNIPPET_LINES) + 6)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         hit: DocumentHit | None = index.data(QtResultsModel.HitRole)
@@ -130,12 +146,22 @@ class QtResultDelegate(QStyledItemDelegate):
         doc.setDocumentMargin(0)
         doc.setTextWidth(rect.width())
         colour = colours().text
-        spans = query_spans(best.snippet, index.data(QtResultsModel.QueryRole) or "")
-        doc.setHtml(f'<div style="color:{colour}">{snippet_html(best.snippet, spans, colours().highlight)}</div>')
+        snippet, spans = focus_snippet(best.snippet, query_spans(best.snippet, index.data(QtResultsModel.QueryRole) or ""))
+        doc.setHtml(f'<div style="color:{colour}">{snippet_html(snippet, spans, colours().highlight)}</div>')
+        # clip after the last whole line that fits: fallback fonts (CJK) make lines taller
+        # than the view font's metrics, and half a line of glyphs looks broken
+        doc.size()  # lays the document out now, so its lines can be measured
+        layout = doc.firstBlock().layout()
+        height = rect.height()
+        for i in range(layout.lineCount()):
+            bottom = layout.lineAt(i).rect().bottom()
+            if bottom > rect.height():
+                height = int(layout.lineAt(i - 1).rect().bottom()) if i > 0 else rect.height()
+                break
         painter.save()
         painter.translate(rect.topLeft())
-        painter.setClipRect(QRect(0, 0, rect.width(), rect.height()))
-        doc.drawContents(painter, QRectF(0, 0, rect.width(), rect.height()))
+        painter.setClipRect(QRect(0, 0, rect.width(), height))
+        doc.drawContents(painter, QRectF(0, 0, rect.width(), height))
         painter.restore()
 
 
@@ -152,6 +178,8 @@ class QtResultsView(QListView):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setUniformItemSizes(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setMouseTracking(True)
         self.setToolTip("Search results, best first. Enter or double click opens the file.")
         self.activated.connect(lambda index: self.activated_hit.emit(index.data(QtResultsModel.HitRole)))

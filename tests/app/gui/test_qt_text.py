@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.gui.qt_indexing import duration_text, progress_text, summary_text
-from app.gui.qt_results_view import query_spans, snippet_html
+from app.gui.qt_results_view import focus_snippet, query_spans, snippet_html
 from engine.events import IndexProgress, IndexSummary, SkippedFile
 
 
@@ -37,3 +37,14 @@ def test_snippet_html_escapes_and_marks():
     assert html == 'a <span style="background-color:#ff0; font-weight:600">&lt;b&gt;</span> c'
     # spans outside the text or overlapping are left unmarked rather than garbled
     assert snippet_html("abc", [(1, 9), (0, 2), (1, 3)], "#ff0").count("<span") == 1
+
+
+def test_focus_snippet_moves_the_first_mark_into_view_and_keeps_spans_aligned():
+    snippet = "word " * 40 + "honey bees here"
+    spans = query_spans(snippet, "honey")
+    focused, moved = focus_snippet(snippet, spans)
+    assert focused.startswith("…") and len(focused) < len(snippet)
+    assert [focused[s:e] for s, e in moved] == ["honey"]
+    assert moved[0][0] <= 41
+    short = "honey at the start"
+    assert focus_snippet(short, query_spans(short, "honey")) == (short, [(0, 5)])
