@@ -42,6 +42,9 @@ def register(subparsers) -> None:
     embed.add_argument("-o", "--output", type=Path, required=True, help="float32 [n, d] .npy")
     embed.add_argument("--model", help="model name (default: the active model)")
     embed.add_argument("--kind", choices=("query", "passage"), default="passage")
+    embed.add_argument("--variant", choices=("fp32", "fp16", "int8"),
+                       help="default: int8 on CPU when produced (its vectors vary slightly with "
+                            "batch make-up), fp16 on GPU; fp32 gives reproducible vectors")
     embed.set_defaults(run=run_embed)
 
     evaluate = subparsers.add_parser("eval", help="evaluate a model on benchmark data")
@@ -166,7 +169,7 @@ def run_embed(args) -> int:
     if not args.input.is_file():
         raise InputError(f"{args.input} is not a file")
     total = count_lines(args.input)
-    encoder = load_encoder(args.model)
+    encoder = load_encoder(args.model, variant=args.variant)
     tmp = args.output.with_name(args.output.name + ".part.npy")
     out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(total, encoder.dim))
     done = 0
