@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-import zlib
 
-import numpy as np
 import pytest
 
 from engine.bitext import (
@@ -18,59 +16,8 @@ from engine.bitext import (
     read_sentences,
 )
 from engine.bitext_io import read_tmx, read_tsv, tsv_text, write_pairs
-from engine.encoders.base import l2_normalise
 from engine.errors import ExtractionError, InputError
-
-DIM = 48
-GERMAN = [
-    "Der Hund schläft im Garten.",
-    "Morgen regnet es in Berlin.",
-    "Ich trinke gern schwarzen Kaffee.",
-    "Das Museum öffnet um neun Uhr.",
-    "Unsere Katze jagt keine Mäuse.",
-    "Der Zug nach Hamburg hat Verspätung.",
-    "Sie liest jeden Abend ein Buch.",
-    "Im Winter fahren wir in die Berge.",
-]
-ENGLISH = [
-    "The dog is sleeping in the garden.",
-    "Tomorrow it will rain in Berlin.",
-    "I like drinking black coffee.",
-    "The museum opens at nine o'clock.",
-    "Our cat does not hunt mice.",
-    "The train to Hamburg is late.",
-    "She reads a book every evening.",
-    "In winter we go to the mountains.",
-]
-
-
-class TranslationEncoder:
-    """Fake encoder: a sentence and its translation share a meaning vector (plus a little
-    per-text noise); any other text gets its own random vector. All vectors share one
-    common direction, as real sentence embeddings do."""
-
-    name = "fake"
-    dim = DIM
-
-    def __init__(self):
-        self.meaning = {}
-        for i, (a, b) in enumerate(zip(GERMAN, ENGLISH)):
-            self.meaning[a] = self.meaning[b] = f"meaning {i}"
-        self.encoded: list[str] = []
-        self.kinds: set[str] = set()
-
-    def _vector(self, text: str) -> np.ndarray:
-        key = self.meaning.get(text, text)
-        base = np.random.default_rng(zlib.crc32(key.encode())).standard_normal(DIM)
-        noise = np.random.default_rng(zlib.crc32(text.encode())).standard_normal(DIM)
-        common = np.eye(DIM)[0] * 2.5
-        return common + l2_normalise(base[None])[0] * 2 + 0.3 * noise / np.sqrt(DIM)
-
-    def encode(self, texts, kind="passage"):
-        self.encoded.extend(texts)
-        self.kinds.add(kind)
-        return l2_normalise(np.stack([self._vector(t) for t in texts]))
-
+from mining_fakes import ENGLISH, GERMAN, TranslationEncoder
 
 LANGS = dict(src_lang="de", tgt_lang="en")
 
