@@ -137,16 +137,21 @@ def _build_index(base: np.ndarray, n_queries: int, config: MiningConfig):
             index = faiss.index_cpu_to_all_gpus(index)
         index.add(base)
         return index
-    # About 4 sqrt(n) lists; k-means on a sample of ~40 vectors per list is enough to place them.
+    # About 4 sqrt(n) lists; 10 k-means rounds on ~30 vectors per list place them well
+    # enough for neighbour search at a fraction of FAISS's default training cost.
     nlist = int(min(65536, max(16, 4 * math.sqrt(n))))
     quantizer = faiss.IndexFlatIP(dim)
     index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
     rng = np.random.default_rng(config.seed)
-    sample = base[rng.choice(n, size=min(n, 40 * nlist), replace=False)]
+    sample = base[np.sort(rng.choice(n, size=min(n, 30 * nlist), replace=False))]
     index.cp.seed = config.seed
+    index.cp.niter = 10
+    index.cp.min_points_per_centroid = 1  # the sample is sized on purpose; no warning
     index.train(sample)
     index.add(base)
     index.nprobe = min(config.ivf_nprobe, nlist)
+    if use_gpu:
+        index = faiss.index_cpu_to_all_gpus(index)  # the clone keeps nprobe
     log.info("IVF index: %d vectors, %d lists, nprobe %d", n, nlist, index.nprobe)
     return index
 
