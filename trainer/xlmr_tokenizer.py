@@ -139,9 +139,8 @@ def xlmr_charsmap(norm_map: dict[int, str]) -> bytes:
     """Charsmap whose single-codepoint rules are exactly `norm_map` (see the module docstring)."""
     modern = sentencepiece_nmt_nfkc_rules()
     modern_single = {ord(src): dst for src, dst in modern.items() if len(src) == 1}
-    differs = {
-        cp for cp in modern_single.keys() | norm_map.keys() if modern_single.get(cp, chr(cp)) != norm_map.get(cp, chr(cp))
-    }
+    candidates = modern_single.keys() | norm_map.keys()
+    differs = {cp for cp in candidates if modern_single.get(cp, chr(cp)) != norm_map.get(cp, chr(cp))}
     rules = {chr(cp): dst for cp, dst in norm_map.items()}
     kept = {src: dst for src, dst in modern.items() if len(src) > 1 and not any(ord(c) in differs for c in src)}
     log.info("charsmap: %d single-codepoint rules, %d compositions (%d codepoints differ from SentencePiece %s)",

