@@ -45,7 +45,8 @@ class MiningOptions:
 
     Attributes:
         k, margin, mode: see `engine.mining`.
-        threshold: keep pairs scoring above it; None = DEFAULT_THRESHOLDS[margin].
+        threshold: keep pairs scoring above it; None = DEFAULT_THRESHOLDS[margin] for
+            mined pairs and no threshold for aligned beads.
         align: "on" aligns in document order, "off" never, "auto" when the mined pairs
             are nearly monotonic (`engine.alignment.should_align`).
         lines: read .txt/.tsv files as one sentence per line; None = decide per file.
@@ -101,7 +102,7 @@ class MiningResult:
     n_tgt: int
     aligned: bool = False  # pairs come from ordered alignment rather than mining
     increasing: float = 0.0  # share of mined pairs in document order (see should_align)
-    threshold: float = 0.0
+    threshold: float = 0.0  # applied to the scores; -inf for aligned beads without one set
 
 
 @dataclass(frozen=True)
@@ -247,6 +248,9 @@ def iter_mine_sentences(
         options.align == "auto" and should_align(order_pairs, len(src_sentences), len(tgt_sentences))
     )
     if aligned:
+        # The DP already weighs each bead against skipping it; a threshold only applies
+        # when the user set one.
+        threshold = options.threshold if options.threshold is not None else -np.inf
         pairs = yield from _align_steps(
             src_sentences, tgt_sentences, src_vecs[src_inverse], tgt_vecs[tgt_inverse],
             encoder, options, threshold, anchors=order_pairs,

@@ -134,7 +134,7 @@ def result_json(result) -> dict:
         "n_tgt": result.n_tgt,
         "aligned": result.aligned,
         "increasing": round(result.increasing, 4),
-        "threshold": result.threshold,
+        "threshold": result.threshold if result.threshold != float("-inf") else None,
         "pairs": [
             {
                 "score": round(p.score, 4),

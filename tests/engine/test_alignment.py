@@ -159,3 +159,39 @@ def test_reported_score_follows_the_margin():
 )
 def test_should_align(pairs, n, expected):
     assert should_align(pairs, n, n) is expected
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_real_model_aligns_pud_with_gaps_and_merges(default_models, shared_data):
+    """300 PUD German-English sentences in order; every 10th English sentence deleted and
+    every 15th German sentence joined with the next (the English stays two sentences)."""
+    from engine.models import load_encoder
+
+    def pud(lang):
+        path = shared_data / "corpus" / "pud-parallel" / f"pud.{lang}.tsv"
+        return [line.split("\t", 1)[1] for line in path.read_text(encoding="utf-8").splitlines()][:300]
+
+    german, english = pud("de"), pud("en")
+    src, tgt, truth = [], [], []
+    en_pos = {}
+    for j, sentence in enumerate(english):
+        if j % 10 != 9:
+            en_pos[j] = len(tgt)
+            tgt.append(sentence)
+    i = 0
+    while i < len(german):
+        if i % 15 == 14 and i + 1 < len(german) and i in en_pos and i + 1 in en_pos:
+            src.append(f"{german[i]} {german[i + 1]}")
+            truth.append(((len(src) - 1,), (en_pos[i], en_pos[i + 1])))
+            i += 2
+            continue
+        src.append(german[i])
+        if i in en_pos:
+            truth.append(((len(src) - 1,), (en_pos[i],)))
+        i += 1
+    beads = align(src, tgt, load_encoder())
+    found = {(b.src_indices, b.tgt_indices) for b in beads}
+    hits = len(found & set(truth))
+    assert hits / len(truth) >= 0.9, (hits / len(truth), hits / len(found))
+    assert hits / len(found) >= 0.9, (hits / len(truth), hits / len(found))
