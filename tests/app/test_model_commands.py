@@ -128,3 +128,30 @@ def test_nearest_neighbour_error_against_a_loop():
 
     assert got == pytest.approx((slow(a, b), slow(b, a)))
     assert 0 < got[0] < 100
+
+
+def test_models_use_reencodes_an_existing_library(home_with_tiny, tmp_path, capsys):
+    from engine.library import Library
+    from tiny_models import register_tiny_model
+
+    paths = data_paths()
+    register_tiny_model(paths, "tiny2", seed=5)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("the cat sat on the mat. the dog runs fast.", encoding="utf-8")
+    (docs / "b.txt").write_text("hello world. the red house and the green tree.", encoding="utf-8")
+    library = Library.open(paths)
+    try:
+        list(library.index_paths([docs]))
+        assert library.status().model == "tiny"
+    finally:
+        library.close()
+    result = run_json(capsys, ["models", "use", "tiny2"])
+    assert result == {"active": "tiny2", "reindexed": True}
+    library = Library.open(paths)
+    try:
+        assert library.status().model == "tiny2" and library.status().pending_model is None
+        hits = library.search("the cat sat on the mat", k=2)
+        assert hits and hits[0].path.endswith("a.txt")
+    finally:
+        library.close()
