@@ -80,6 +80,7 @@ class QtMainWindow(QMainWindow):
         )
         self.empty_hint.setObjectName("emptyHint")
         self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_hint.setWordWrap(True)  # a long hint must not widen the window
         self.progress = QtProgressRow()
         self.skipped = QtSkippedPanel()
 
@@ -158,7 +159,7 @@ class QtMainWindow(QMainWindow):
         bar.set_language_counts(Counter(h.language or "" for h in hits))
         elapsed_ms = (time.perf_counter() - started) * 1000
         bar.set_result_count(self.language_filter.rowCount(), len(hits), elapsed_ms if query else None)
-        self._show_results_area(bool(query) or self.results_model.rowCount() > 0)
+        self._show_results_area(bool(query))
         self.searched.emit(elapsed_ms)
 
     def _on_language(self, language: str) -> None:
@@ -171,9 +172,18 @@ class QtMainWindow(QMainWindow):
             qt_files.open_file(hit.path)
 
     def _show_results_area(self, show: bool) -> None:
-        has_documents = bool(self.library.roots())
-        self.results_splitter.setVisible(show or has_documents)
-        self.empty_hint.setVisible(not (show or has_documents))
+        """Results and preview while there is a query; otherwise a hint of what to do."""
+        self.results_splitter.setVisible(show)
+        self.empty_hint.setVisible(not show)
+        if not show:
+            documents = self.library.status().documents
+            self.empty_hint.setText(
+                f"Type what you are looking for, in any language.\n{documents:,} documents are indexed;"
+                " drop more folders or files anywhere on this window."
+                if documents
+                else "Drop folders or files anywhere on this window to make them searchable,\n"
+                "then type what you are looking for, in any language."
+            )
 
     # -- indexing --------------------------------------------------------------------
 

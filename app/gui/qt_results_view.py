@@ -23,6 +23,11 @@ _SNIPPET_LINES = 2
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Short English function words a query often holds; marking them in a snippet is noise.
+_STOPWORDS = frozenset(
+    "the and are for how why what who when where with was were from into that this has have "
+    "not but you its can does did our their there than then them they".split()
+)
 
 
 def query_spans(snippet: str, query: str) -> list[tuple[int, int]]:
@@ -33,7 +38,7 @@ def query_spans(snippet: str, query: str) -> list[tuple[int, int]]:
     Cross-language hits share no words with the query and get no marks; the snippet is
     still the best passage, and the preview highlights it whole.
     """
-    stems = {w.lower() for w in _WORD.findall(query) if len(w) >= 3}
+    stems = {w.lower() for w in _WORD.findall(query) if len(w) >= 3} - _STOPWORDS
     if not stems:
         return []
     return [

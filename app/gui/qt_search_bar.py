@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QSettings, QStringListModel, Qt, QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QCompleter, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QCompleter, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QVBoxLayout, QWidget
 
 from app.gui.qt_theme import icon, theme_changed
 
@@ -68,12 +68,14 @@ class QtSearchBar(QWidget):
         self.set_folders([])
         self.count_label = QLabel("")
         self.count_label.setObjectName("hint")
+        # its text changes with every search; it must never change the window's minimum width
+        self.count_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.count_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         filters = QHBoxLayout()
         filters.setContentsMargins(0, 0, 0, 0)
         for combo in (self.language, self.folder, self.file_type):
             filters.addWidget(combo)
-        filters.addStretch(1)
-        filters.addWidget(self.count_label)
+        filters.addWidget(self.count_label, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.field)

@@ -47,13 +47,13 @@ class Colours:
 
 LIGHT = Colours(
     window="#f6f7f9", base="#ffffff", alt="#eef0f4", button="#ffffff", text="#1f2328",
-    muted="#6a737d", border="#d0d7de", accent="#3b6fe0", highlight="#ffe58a",
-    highlight_soft="#fff6d1", badge="#e3ebfb",
+    muted="#6a737d", border="#d0d7de", accent="#3b6fe0", highlight="#ffd85c",
+    highlight_soft="#fff5d6", badge="#e3ebfb",
 )
 DARK = Colours(
     window="#1c1e22", base="#24272c", alt="#2c3036", button="#2c3036", text="#e6e8eb",
-    muted="#9aa3ad", border="#3a3f46", accent="#6d9cff", highlight="#7a6420",
-    highlight_soft="#4a4020", badge="#2f3a55",
+    muted="#9aa3ad", border="#3a3f46", accent="#6d9cff", highlight="#8c6c12",
+    highlight_soft="#34312a", badge="#2f3a55",
 )
 
 

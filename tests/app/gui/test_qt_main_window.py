@@ -11,6 +11,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from app.gui.qt_main_window import QtMainWindow
+from app.gui.qt_worker import running_workers
 from engine.config import data_paths
 from engine.events import IndexProgress
 from engine.indexer import IndexerConfig
@@ -83,7 +84,7 @@ def test_cancel_during_indexing_leaves_a_consistent_searchable_index(qtbot, wind
     with qtbot.waitSignal(window.jobs.cancelled, timeout=60_000):
         pass
     qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=60_000)
-    assert not worker.isRunning()
+    assert worker not in running_workers()
     assert not window.progress.isVisible()
 
     status = library.status()

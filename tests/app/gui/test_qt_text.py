@@ -30,6 +30,7 @@ def test_query_spans_mark_query_words_and_their_longer_forms():
     spans = query_spans(snippet, "bee NECTAR a")
     assert [snippet[s:e] for s, e in spans] == ["bees", "nectar", "beekeeper"]
     assert query_spans("Der Zug fährt", "train") == []  # another language: nothing to mark
+    assert query_spans("the bees and the hive", "why are the bees") == [(4, 8)]  # no function words
 
 
 def test_snippet_html_escapes_and_marks():
