@@ -4,8 +4,9 @@
 
 For each size and distribution it builds the exact index and the approximate one through
 `VectorIndex.build`, then measures build time, single-query search latency (p50/p95 over
-the query set, one query per call, encoding excluded), bytes per vector of the saved file,
-and recall@10 of the approximate results against the exact ones. Prints a markdown table.
+the query set, one query per call, encoding excluded; the search thread's CPU time and the
+wall time), vectors scanned per query, bytes per vector of the saved file, and recall@10
+of the approximate results against the exact ones. Prints a markdown table.
 
 Synthetic data (seeded):
   * clustered: a Gaussian mixture. `--clusters` centres uniform on the unit sphere; each
@@ -53,23 +54,32 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
-def latencies_ms(index: VectorIndex, queries: np.ndarray, k: int, threads: int) -> tuple[float, float, np.ndarray]:
-    """(p50, p95) of one-query searches in ms, and the ids found [m, k]."""
+def latencies_ms(index: VectorIndex, queries: np.ndarray, k: int, threads: int) -> dict:
+    """One-query search timings in ms (CPU and wall p50/p95), ids found [m, k], vectors scanned.
+
+    CPU time is the searching thread's own time: on a shared machine wall time also counts
+    the time other people's jobs held the core, which says little about the index.
+    """
     import faiss
 
     build_threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(threads)
     for q in queries[:10]:  # warm caches and lazy initialisation
         index.search(q[None], k)
-    times, found = [], []
+    cpu, wall, found = [], [], []
+    faiss.cvar.indexIVF_stats.reset()
     for q in queries:
-        start = time.perf_counter()
+        cpu_start, wall_start = time.thread_time(), time.perf_counter()
         _, ids = index.search(q[None], k)
-        times.append(time.perf_counter() - start)
+        wall.append(time.perf_counter() - wall_start)
+        cpu.append(time.thread_time() - cpu_start)
         found.append(ids[0])
     faiss.omp_set_num_threads(build_threads)
-    p50, p95 = np.percentile(np.array(times) * 1e3, [50, 95])
-    return float(p50), float(p95), np.stack(found)
+    cpu_p50, cpu_p95 = np.percentile(np.array(cpu) * 1e3, [50, 95])
+    wall_p50, wall_p95 = np.percentile(np.array(wall) * 1e3, [50, 95])
+    scanned = faiss.cvar.indexIVF_stats.ndis / len(queries) if index.kind == "ivf" else len(index)
+    return dict(cpu_p50=cpu_p50, cpu_p95=cpu_p95, wall_p50=wall_p50, wall_p95=wall_p95,
+                found=np.stack(found), scanned=scanned)
 
 
 def recall_at_k(found: np.ndarray, truth: np.ndarray) -> float:
@@ -97,10 +107,10 @@ def bench_one(n: int, distribution: str, args, workdir: Path) -> list[dict]:
     start = time.perf_counter()
     exact = VectorIndex.build(args.dim, ids, vectors, config=VectorIndexConfig(exact_max=n, use_gpu="never"))
     build_s = time.perf_counter() - start
-    p50, p95, _ = latencies_ms(exact, queries, args.k, args.search_threads)
+    timing = latencies_ms(exact, queries, args.k, args.search_threads)
     _, truth = exact.search(queries, args.k)  # batched: same exact results, faster
-    rows.append(dict(distribution=distribution, n=n, kind=exact.kind, params="-", build_s=build_s,
-                     p50=p50, p95=p95, bpv=bytes_per_vector(exact, workdir), recall=1.0))
+    rows.append(dict(timing, distribution=distribution, n=n, kind=exact.kind, params="-", build_s=build_s,
+                     bpv=bytes_per_vector(exact, workdir), recall=1.0))
     del exact
 
     config = VectorIndexConfig(exact_max=1, lists_per_sqrt=args.lists_per_sqrt, min_scanned=args.min_scanned,
@@ -111,26 +121,29 @@ def bench_one(n: int, distribution: str, args, workdir: Path) -> list[dict]:
     del vectors
     bpv = bytes_per_vector(approx, workdir)
     nlist = approx._index.nlist  # reported only
+    imbalance = approx._index.invlists.imbalance_factor()  # 1.0: equal lists
     for nprobe in args.nprobe:
         approx.set_nprobe(nprobe)
-        p50, p95, found = latencies_ms(approx, queries, args.k, args.search_threads)
-        params = f"nlist={nlist} nprobe={nprobe}"
+        timing = latencies_ms(approx, queries, args.k, args.search_threads)
+        params = f"nlist={nlist} (imbalance {imbalance:.2f}) nprobe={nprobe}"
         if approx.effective_nprobe != nprobe:
             params += f" (scans {approx.effective_nprobe}: min_scanned)"
-        rows.append(dict(distribution=distribution, n=n, kind=approx.kind, params=params,
-                         build_s=build_s, p50=p50, p95=p95, bpv=bpv, recall=recall_at_k(found, truth)))
+        rows.append(dict(timing, distribution=distribution, n=n, kind=approx.kind, params=params,
+                         build_s=build_s, bpv=bpv, recall=recall_at_k(timing["found"], truth)))
     return rows
 
 
 def markdown(rows: list[dict], k: int) -> str:
     lines = [
-        f"| data | n | index | parameters | build s | p50 ms | p95 ms | bytes/vector | recall@{k} |",
-        "|---|---:|---|---|---:|---:|---:|---:|---:|",
+        f"| data | n | index | parameters | vectors scanned | build s | CPU p50 ms | CPU p95 ms "
+        f"| wall p50 ms | wall p95 ms | bytes/vector | recall@{k} |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['distribution']} | {r['n']:,} | {r['kind']} | {r['params']} | {r['build_s']:.1f} "
-            f"| {r['p50']:.2f} | {r['p95']:.2f} | {r['bpv']:.0f} | {r['recall']:.3f} |"
+            f"| {r['distribution']} | {r['n']:,} | {r['kind']} | {r['params']} | {r['scanned']:,.0f} "
+            f"| {r['build_s']:.1f} | {r['cpu_p50']:.2f} | {r['cpu_p95']:.2f} | {r['wall_p50']:.2f} "
+            f"| {r['wall_p95']:.2f} | {r['bpv']:.0f} | {r['recall']:.3f} |"
         )
     return "\n".join(lines)
 
