@@ -42,11 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # File names that are not valid UTF-8 must print, not crash the command.
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
         return int(args.run(args) or 0)
     except BabelfindError as e:
+        print(f"babelfind: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # a disk or permission problem, not a bug: one line, no traceback
         print(f"babelfind: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
