@@ -296,7 +296,9 @@ class _FusedDirection(torch.autograd.Function):
         gout = gout.float().contiguous()
         da, db_rows, db_cols = (torch.empty(n, d, device=a.device, dtype=torch.float32) for _ in range(3))
         blocks = _blocks(n, d)
-        common = dict(HAS_MIX=lam is not None, STOP_GRAD=stop_grad, PRECISION=_precision(a.dtype), **blocks)
+        # Two [BLOCK_M, BLOCK_D] fp32 accumulators per program: give them 8 warps' registers.
+        common = dict(HAS_MIX=lam is not None, STOP_GRAD=stop_grad, PRECISION=_precision(a.dtype),
+                      num_warps=8, **blocks)
         args = (n, d, a.stride(0), b.stride(0), lam if lam is not None else 0.0, 1.0 / tau)
         d_blocks = triton.cdiv(d, blocks["BLOCK_D"])
         _bwd_rows_kernel[(triton.cdiv(n, blocks["BLOCK_M"]), d_blocks)](

@@ -92,7 +92,7 @@ def test_gram_equals_reference_in_float64(bidirectional, stop_grad, lam):
 
 def _infonce(h1: torch.Tensor, h2: torch.Tensor, tau: float, bidirectional: bool) -> torch.Tensor:
     """SimCSE written out independently: cross-entropy over the cosine-similarity matrix."""
-    sim = F.cosine_similarity(h1[:, None, :], h2[None, :, :], dim=-1) / tau  # [N, N]
+    sim = (h1 / h1.norm(dim=1, keepdim=True)) @ (h2 / h2.norm(dim=1, keepdim=True)).T / tau  # [N, N]
     labels = torch.arange(h1.shape[0])
     if not bidirectional:
         return F.cross_entropy(sim, labels)
