@@ -46,8 +46,9 @@ log = logging.getLogger(__name__)
 class VectorIndexConfig:
     """How the vector index trades exactness, speed, memory and rebuild work."""
 
-    # Exact flat scan up to this many vectors: a flat scan costs n*d per query, about
-    # 5 ms for 20k x 384 on one shared core here (docs/benchmarks.md); above it IVF wins.
+    # Exact flat scan up to this many vectors: a flat scan costs n*d per query, ~2-3 ms
+    # of CPU for 20k x 384 here but ~19 ms at 100k once it no longer fits in cache
+    # (docs/benchmarks.md); above it IVF answers in ~2 ms with recall@10 ~0.997.
     exact_max: int = 20_000
     # Back to flat only below exact_max * shrink_ratio, so sizes wobbling around the
     # threshold do not rebuild on every add/remove.
@@ -58,12 +59,14 @@ class VectorIndexConfig:
     # nlist = lists_per_sqrt * sqrt(n): balances coarse cost (nlist*d) against list
     # scanning cost (nprobe * n/nlist * d); the usual FAISS guidance is 1-16 x sqrt(n).
     lists_per_sqrt: float = 1.0
-    # Lists scanned per query: the recall/speed knob (recall@10 >= 0.95 on clustered
-    # data at 1M with 32, see docs/benchmarks.md). Uniform random data needs far more.
-    nprobe: int = 32
+    # Lists scanned per query: the recall/speed knob. Search costs ~0.2 ms of CPU per 1k
+    # 384-d vectors scanned here, so 16 lists of ~1k at 1M keep p50 under 5 ms; clustered
+    # data reaches recall@10 >= 0.99 there (docs/benchmarks.md). Unstructured (uniform
+    # random) data needs far more lists: IVF cannot help where vectors have no clusters.
+    nprobe: int = 16
     # ...but never scan fewer than this many vectors per query: just above exact_max the
-    # lists are short, and 32 of them would hold too few candidates for good recall.
-    # 10k costs about half a flat scan at the threshold and is below 32 lists past ~100k.
+    # lists are short, and 16 of them would hold too few candidates for good recall.
+    # 10k costs half a flat scan at the threshold; past ~400k, 16 lists scan more anyway.
     min_scanned: int = 10_000
     # k-means sample per list (FAISS warns under 39) and iterations: enough for stable
     # centroids, small enough that training 1M vectors takes seconds on 2 cores.
