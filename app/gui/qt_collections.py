@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.qt_models import QtRootsModel
-from app.gui.qt_theme import icon, theme_changed
+from app.gui.qt_theme import icon, set_icon
 
 
 class QtCollections(QWidget):
@@ -78,20 +78,13 @@ class QtCollections(QWidget):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.empty_hint)
         self._update_buttons()
-        theme_changed().connect(lambda _dark: self._refresh_icons())
 
     def _tool(self, icon_name: str, tip: str, slot) -> QToolButton:
         button = QToolButton()
-        button.setIcon(icon(icon_name))
-        button.setProperty("icon_name", icon_name)
+        set_icon(button, icon_name)
         button.setToolTip(tip)
         button.clicked.connect(lambda: slot())
         return button
-
-    def _refresh_icons(self) -> None:
-        for button in self.findChildren(QToolButton):
-            if button.property("icon_name"):
-                button.setIcon(icon(button.property("icon_name")))
 
     def set_roots(self, roots: Sequence) -> None:
         """Shows engine RootInfo rows, keeping the selected folder selected."""

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.qt_models import QtSkippedModel
-from app.gui.qt_theme import icon
+from app.gui.qt_theme import set_icon
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
 
 
@@ -80,7 +80,8 @@ class QtProgressRow(QFrame):
         self.bar = QProgressBar()
         self.bar.setTextVisible(False)
         self.bar.setMaximumHeight(10)
-        self.cancel_button = QPushButton(icon("cancel"), "Cancel")
+        self.cancel_button = QPushButton("Cancel")
+        set_icon(self.cancel_button, "cancel")
         self.cancel_button.setToolTip("Stop indexing; files already done stay searchable")
         self.cancel_button.clicked.connect(self._cancel)
         text = QVBoxLayout()
@@ -136,7 +137,7 @@ class QtSkippedPanel(QWidget):
         self.title = QLabel()
         self.title.setObjectName("sectionTitle")
         close = QToolButton()
-        close.setIcon(icon("cancel"))
+        set_icon(close, "cancel")
         close.setToolTip("Hide this list")
         close.clicked.connect(self.hide)
         clear = QPushButton("Clear")

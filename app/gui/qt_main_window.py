@@ -28,7 +28,7 @@ from app.gui.qt_models import QtLanguageFilter, QtResultsModel
 from app.gui.qt_preview import QtPreview
 from app.gui.qt_results_view import QtResultsView
 from app.gui.qt_search_bar import QtSearchBar
-from app.gui.qt_theme import app_icon
+from app.gui.qt_theme import app_icon, is_palette_change, refresh_icons
 from app.gui.qt_watch import QtFolderWatch
 from engine.errors import BabelfindError, NotIndexedError
 from engine.events import IndexFinished
@@ -322,6 +322,11 @@ class QtMainWindow(QMainWindow):
         self.settings.setValue("window/main_splitter", self.main_splitter.saveState())
         self.settings.setValue("window/results_splitter", self.results_splitter.saveState())
         self.settings.sync()
+
+    def changeEvent(self, event) -> None:
+        if is_palette_change(event):
+            refresh_icons(self)  # every set_icon() button and action in the window
+        super().changeEvent(event)
 
     def closeEvent(self, event) -> None:
         self.save_state()

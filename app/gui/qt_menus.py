@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMenu
 
-from app.gui.qt_theme import THEME_CHOICES, apply_theme, icon, theme_changed
+from app.gui.qt_theme import THEME_CHOICES, apply_theme, set_icon
 
 THEME_KEY = "appearance/theme"
 
@@ -34,12 +34,15 @@ class Menus:
 def build_menus(window: QMainWindow) -> Menus:
     bar = window.menuBar()
     file_menu = bar.addMenu("&File")
-    add_folder = file_menu.addAction(icon("folder-add"), "Add &folder...", window.choose_folder)
+    add_folder = file_menu.addAction("Add &folder...", window.choose_folder)
+    set_icon(add_folder, "folder-add")
     add_folder.setShortcut(QKeySequence.StandardKey.Open)
     add_folder.setToolTip("Index a folder so its documents become searchable")
-    add_files = file_menu.addAction(icon("document"), "Add f&iles...", lambda: _choose_files(window))
+    add_files = file_menu.addAction("Add f&iles...", lambda: _choose_files(window))
+    set_icon(add_files, "document")
     file_menu.addSeparator()
-    settings = file_menu.addAction(icon("settings"), "&Settings...", lambda: open_settings(window))
+    settings = file_menu.addAction("&Settings...", lambda: open_settings(window))
+    set_icon(settings, "settings")
     settings.setShortcut(QKeySequence.StandardKey.Preferences)
     settings.setMenuRole(QAction.MenuRole.PreferencesRole)
     file_menu.addSeparator()
@@ -62,15 +65,10 @@ def build_menus(window: QMainWindow) -> Menus:
     skipped.setToolTip("Files the indexer could not read, with the reason")
 
     help_menu = bar.addMenu("&Help")
-    about = help_menu.addAction(icon("babelfind"), "&About Babelfind", lambda: show_about(window))
+    about = help_menu.addAction("&About Babelfind", lambda: show_about(window))
+    set_icon(about, "babelfind")
     about.setMenuRole(QAction.MenuRole.AboutRole)
 
-    def refresh_icons(_dark: bool) -> None:
-        add_folder.setIcon(icon("folder-add"))
-        add_files.setIcon(icon("document"))
-        settings.setIcon(icon("settings"))
-
-    theme_changed().connect(refresh_icons)
     return Menus(file_menu, view_menu, help_menu, add_folder, add_files, settings, about, themes)
 
 

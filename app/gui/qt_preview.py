@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui.qt_theme import colours, icon, theme_changed
+from app.gui.qt_theme import colours, is_palette_change, set_icon
 from engine.errors import BabelfindError
 from engine.events import DocumentHit, PassageHit
 
@@ -43,7 +43,6 @@ class QtPreview(QWidget):
         self._passage_index = 0
         self._text_path: str | None = None  # whose text the editor holds now
         self._build()
-        theme_changed().connect(lambda _dark: self._refresh_theme())
 
     def _build(self) -> None:
         self.title = QLabel("No document selected")
@@ -78,19 +77,16 @@ class QtPreview(QWidget):
 
     def _tool(self, icon_name: str, tip: str, slot) -> QToolButton:
         button = QToolButton()
-        button.setIcon(icon(icon_name))
-        button.setProperty("icon_name", icon_name)
+        set_icon(button, icon_name)
         button.setToolTip(tip)
         button.setAutoRaise(False)
         button.clicked.connect(slot)
         return button
 
-    def _refresh_theme(self) -> None:
-        for button in self.findChildren(QToolButton):
-            if button.property("icon_name"):
-                button.setIcon(icon(button.property("icon_name")))
-        if self._hit is not None:
-            self._highlight()
+    def changeEvent(self, event) -> None:
+        if is_palette_change(event) and self._hit is not None:
+            self._highlight()  # highlight colours follow the theme
+        super().changeEvent(event)
 
     def _set_enabled(self, enabled: bool) -> None:
         for button in (self.open_button, self.folder_button, self.copy_button):

@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QSettings, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QCompleter, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QVBoxLayout, QWidget
 
-from app.gui.qt_theme import icon, theme_changed
+from app.gui.qt_theme import icon, set_icon
 
 DEBOUNCE_MS = 150
 RECENT_KEY = "search/recent"
@@ -43,6 +43,7 @@ class QtSearchBar(QWidget):
         self.field.setClearButtonEnabled(True)
         self.field.setToolTip("Type a question or a few words; results update as you type, Enter searches at once")
         self._search_action = self.field.addAction(icon("search"), QLineEdit.ActionPosition.LeadingPosition)
+        set_icon(self._search_action, "search")
         self.field.installEventFilter(self)
         self._recent = QStringListModel(self.recent_queries(), self)
         completer = QCompleter(self._recent, self)
@@ -80,7 +81,6 @@ class QtSearchBar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.field)
         layout.addLayout(filters)
-        theme_changed().connect(lambda _dark: self._search_action.setIcon(icon("search")))
 
     def _combo(self, tip: str) -> QComboBox:
         combo = QComboBox()

@@ -4,8 +4,9 @@
     >>> button.setIcon(icon("search"))         # resources/icons/search.svg in the text colour
 
 Icons are drawn with `stroke="currentColor"`; Qt's SVG renderer has no notion of a
-current colour, so the colour is written into the SVG text before rendering. When the
-theme changes, `theme_changed` fires and windows call `icon()` again.
+current colour, so the colour is written into the SVG text before rendering. A theme
+change sets the application palette; windows get Qt's own PaletteChange event and
+call refresh_icons() (no app-wide signal of our own).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QObject, QSize, Qt, Signal
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
@@ -57,11 +58,6 @@ DARK = Colours(
 )
 
 
-class _ThemeNotifier(QObject):
-    changed = Signal(bool)  # True when dark
-
-
-_notifier: _ThemeNotifier | None = None
 _current: Colours = LIGHT
 
 
@@ -74,14 +70,6 @@ def is_dark() -> bool:
     return _current is DARK
 
 
-def theme_changed() -> Signal:
-    """A signal (bool dark) emitted after each apply_theme()."""
-    global _notifier
-    if _notifier is None:
-        _notifier = _ThemeNotifier()
-    return _notifier.changed
-
-
 def system_is_dark() -> bool:
     hints = QGuiApplication.styleHints()
     return hints.colorScheme() == Qt.ColorScheme.Dark
@@ -92,11 +80,10 @@ def apply_theme(app: QApplication, choice: str = "system") -> Colours:
     global _current
     dark = system_is_dark() if choice == "system" else choice == "dark"
     _current = DARK if dark else LIGHT
+    icon.cache_clear()  # before the palette: widgets re-fetch icons on PaletteChange
     app.setStyle("Fusion")
     app.setPalette(_palette(_current))
     app.setStyleSheet(_style_sheet(_current))
-    icon.cache_clear()
-    theme_changed().emit(dark)
     return _current
 
 
@@ -125,6 +112,25 @@ def icon(name: str, colour: str | None = None) -> QIcon:
         painter.end()
         result.addPixmap(pixmap)
     return result
+
+
+def set_icon(target: QObject, name: str) -> None:
+    """Gives a button or action the themed icon `name`, and remembers the name so
+    refresh_icons() can redraw it in the next theme's colour."""
+    target.setProperty("icon_name", name)
+    target.setIcon(icon(name))
+
+
+def refresh_icons(root: QObject) -> None:
+    """Redraws every set_icon() icon under `root` (call on QEvent.PaletteChange)."""
+    for child in [root, *root.findChildren(QObject)]:
+        name = child.property("icon_name")
+        if name:
+            child.setIcon(icon(name))
+
+
+def is_palette_change(event) -> bool:
+    return event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
 
 
 def app_icon() -> QIcon:

@@ -98,9 +98,14 @@ def test_about_names_the_active_model_its_source_and_licence(qtbot, library):
 def test_themes_switch_palette_and_are_remembered(qtbot, library):
     window = QtMainWindow(library, QSettings())
     qtbot.addWidget(window)
+    window.show()
     app = QApplication.instance()
     try:
+        light_key = window.preview.copy_button.icon().cacheKey()
         window.menus.themes["dark"].trigger()
+        # icons are redrawn in the dark theme's text colour, menus included
+        assert window.preview.copy_button.icon().cacheKey() != light_key
+        assert window.menus.settings.icon().cacheKey() == icon("settings").cacheKey()
         assert colours() is DARK
         assert app.palette().color(QPalette.ColorRole.Window).name() == DARK.window
         assert DARK.accent in app.styleSheet()

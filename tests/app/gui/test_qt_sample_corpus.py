@@ -1,0 +1,79 @@
+"""The window with the bundled multilingual model over resources/sample/ (slow: real ONNX)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from gui_helpers import drop_and_wait, type_query
+from PySide6.QtCore import QSettings
+
+from app.gui.qt_about import QtAboutDialog
+from app.gui.qt_main_window import QtMainWindow
+from engine.config import data_paths
+from engine.events import IndexProgress
+from engine.library import Library
+
+RESOURCES = Path(__file__).resolve().parents[3] / "resources"
+SAMPLE = RESOURCES / "sample"
+
+
+def sample_queries() -> dict[str, str]:
+    """English query -> file name, read from the table in resources/README.md."""
+    rows = re.findall(r"^\| `([^`]+)` \|.*\| ([^|]+?) \|$", (RESOURCES / "README.md").read_text(encoding="utf-8"), re.M)
+    return {query: name for name, query in rows}
+
+
+@pytest.fixture
+def window(qtbot, default_models, babelfind_home):
+    library = Library.open(data_paths(babelfind_home))
+    win = QtMainWindow(library, QSettings())
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.shutdown()
+    library.close()
+
+
+@pytest.mark.slow
+def test_drop_the_sample_folder_and_each_english_query_finds_its_document(qtbot, window):
+    queries = sample_queries()
+    assert len(queries) == len(list(SAMPLE.iterdir())) == 9
+    drop_and_wait(qtbot, window, [SAMPLE])
+    assert window.library.status().documents == 9
+    assert window.skipped.model.rowCount() == 0
+    for query, expected in queries.items():
+        type_query(qtbot, window, query)
+        hit = window.results.current_hit()
+        assert Path(hit.path).name == expected, query
+        start, end = window.preview.highlighted_range()
+        assert window.preview.editor.toPlainText()[start:end] == hit.best.text
+        if expected.endswith(".pdf"):
+            assert f"page {hit.best.page}" in window.preview.meta.text()
+    languages = {window.search_bar.language.itemData(i) for i in range(1, window.search_bar.language.count())}
+    assert languages == {"en", "de", "fr", "es", "it", "zh", "ru", "ja", "nl"}
+
+
+@pytest.mark.slow
+def test_switching_model_reencodes_in_the_background_while_search_keeps_working(qtbot, window):
+    drop_and_wait(qtbot, window, [SAMPLE])
+    old_model = window.library.status().model
+    answered_during: list[tuple[str, int]] = []
+
+    def search_meanwhile(event) -> None:
+        if not answered_during and isinstance(event, IndexProgress):
+            window.search_bar.field.setText("hot springs heated by volcanoes in Japan")
+            window.run_search()
+            answered_during.append((window.library.status().model, window.results_model.rowCount()))
+
+    window.jobs.progress.connect(search_meanwhile)
+    window.switch_model("all-minilm-l6-v2")
+    qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=300_000)
+    assert answered_during == [(old_model, 9)]  # the old index answered while re-encoding
+    assert window.library.status().model == "all-minilm-l6-v2"
+    assert window.last_error is None
+    type_query(qtbot, window, "how do honey bees turn nectar into honey")
+    assert Path(window.results.current_hit().path).name == "beekeeping_en.md"
+    about = QtAboutDialog(window.library, window)
+    assert "all-minilm-l6-v2" in about.text.text() and "Apache-2.0" in about.text.text()
