@@ -72,7 +72,12 @@ def read_index_file(path: Path, *, expected_generation: int, dim: int):
             trailer = _read_trailer(f, path)
             if trailer is None:
                 return None
-            problem = _trailer_problem(trailer, expected_generation, dim)
+            if trailer.get("generation") != expected_generation:
+                # Not damage: the database moved on since this file was saved.
+                log.info("saved vector index %s is generation %s, expected %s; rebuilding",
+                         path, trailer.get("generation"), expected_generation)
+                return None
+            problem = _trailer_problem(trailer, dim)
             if problem is None:
                 problem = _payload_problem(f, trailer)
             if problem is not None:
@@ -115,11 +120,9 @@ def _read_trailer(f, path: Path) -> dict | None:
     return trailer
 
 
-def _trailer_problem(trailer: dict, expected_generation: int, dim: int) -> str | None:
+def _trailer_problem(trailer: dict, dim: int) -> str | None:
     if trailer["format"] != FORMAT_VERSION:
         return f"format {trailer['format']}, expected {FORMAT_VERSION}"
-    if trailer["generation"] != expected_generation:
-        return f"generation {trailer['generation']}, expected {expected_generation}"
     if trailer["dim"] != dim:
         return f"dimension {trailer['dim']}, expected {dim}"
     if trailer.get("kind") not in _KINDS:
