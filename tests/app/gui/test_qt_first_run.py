@@ -71,3 +71,33 @@ def test_cancelling_the_install_stops_at_the_next_report(qtbot, monkeypatch, bab
     monkeypatch.setattr(trainer.default_models, "ensure_default_models", slow)
     assert ensure_models(data_paths(babelfind_home)) is False
     assert steps == [0, 1, 2, 3]  # report 3 came after Cancel and stopped the job
+
+
+def test_main_opens_the_window_indexes_given_paths_and_closes_cleanly(qtbot, monkeypatch, babelfind_home, tmp_path):
+    from helpers import WordEncoder
+    from PySide6.QtWidgets import QApplication
+
+    import engine.library
+    from app.gui import main
+    from app.gui.qt_main_window import QtMainWindow
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "note.txt").write_text("Bees make honey from nectar.", encoding="utf-8")
+    monkeypatch.setattr(trainer.default_models, "ensure_default_models", lambda paths, progress: "test-words")
+    monkeypatch.setattr(engine.library, "_load_encoder", lambda name, paths: WordEncoder())
+    seen: dict[str, object] = {}
+
+    def fake_exec(app) -> int:  # instead of the event loop: wait for the start-up job, then quit
+        window = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QtMainWindow))
+        qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=30_000)
+        seen["visible"] = window.isVisible()
+        seen["documents"] = window.library.status().documents
+        seen["title"] = window.windowTitle()
+        window.close()
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", fake_exec)
+    assert main([str(folder)]) == 0
+    assert seen == {"visible": True, "documents": 1, "title": "Babelfind"}
+    assert QApplication.instance().applicationName() == "Babelfind"
