@@ -18,7 +18,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 class WordEncoder:
     """Hashed bag-of-words vectors; `calls` and `texts_encoded` count the work done."""
 
-    def __init__(self, name: str = "test-words", dim: int = 64):
+    def __init__(self, name: str = "test-words", dim: int = 256):
         self.name = name
         self.dim = dim
         self.calls = 0
