@@ -48,6 +48,10 @@ def installed_models(tmp_path_factory) -> Path:
     from engine.config import DataPaths
     from trainer.default_models import install_default_models
 
+    # Developers can point this at a models folder installed earlier to skip the install.
+    cached = os.environ.get("BABELFIND_TEST_MODELS")
+    if cached and Path(cached).is_dir():
+        return Path(cached)
     paths = DataPaths(tmp_path_factory.mktemp("installed-models-home"))
     install_default_models(paths)
     return paths.models
