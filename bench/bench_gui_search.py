@@ -120,6 +120,7 @@ def build(home: Path, passages_goal: int, pool: int):
 
 
 def measure(library, rounds: int) -> dict[str, list[float]]:
+    import shiboken6
     from PySide6.QtCore import QSettings
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
@@ -160,6 +161,10 @@ def measure(library, rounds: int) -> dict[str, list[float]]:
     finally:
         window.shutdown()
         window.close()
+        # free the window while Qt is still up; leaving it to interpreter shutdown can
+        # crash PySide's finaliser
+        shiboken6.delete(window)
+        app.processEvents()
     return {"window (keystroke -> model updated)": gui, "Library.search alone": engine}
 
 

@@ -6,6 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+
+# QDragEnterEvent takes a QPoint up to PySide6 6.11 (6.12 adds QPointF and deprecates
+# QPoint); QDropEvent has always taken a QPointF.
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
@@ -20,7 +23,7 @@ def drop(window: QtMainWindow, paths: Sequence[Path]) -> bool:
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
     centre = window.rect().center()
     enter = QDragEnterEvent(
-        QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+        centre, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
     )
     QApplication.sendEvent(window, enter)
     if not enter.isAccepted():

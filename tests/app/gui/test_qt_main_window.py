@@ -117,12 +117,12 @@ def test_a_junk_pdf_appears_in_the_skipped_list_with_its_reason(qtbot, window, t
 
 
 def test_dropping_text_without_urls_is_refused(window):
-    from PySide6.QtCore import QMimeData, QPointF
+    from PySide6.QtCore import QMimeData, QPoint
     from PySide6.QtGui import QDragEnterEvent
 
     mime = QMimeData()
     mime.setText("just words")
-    event = QDragEnterEvent(QPointF(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event = QDragEnterEvent(QPoint(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(window, event)
     assert not event.isAccepted()
     assert not window.jobs.busy()
