@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
 from gui_helpers import drop_and_wait, type_query
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 
 from app.gui.qt_about import QtAboutDialog
 from app.gui.qt_main_window import QtMainWindow
 from engine.config import data_paths
-from engine.events import IndexProgress
 from engine.library import Library
 
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
@@ -47,24 +47,14 @@ def test_drop_the_sample_folder_and_each_english_query_finds_its_document(qtbot,
         type_query(qtbot, window, query)
         hit = window.results.current_hit()
         shown = [h.path for h in window.results_model.hits()]
-        # the window shows the engine's ranking, and the topic's document is at the top
-        # (first for most queries; the small model puts one neighbour topic above it)
-        assert shown[:3] == [h.path for h in window.library.search(query, 3)], query
-        assert expected in [Path(p).name for p in shown[:3]], query
+        assert Path(hit.path).name == expected, query  # the topic's document comes first
         assert hit.path == shown[0]
+        # and the window shows the engine's own ranking
+        assert shown[:3] == [h.path for h in window.library.search(query, 3)], query
         start, end = window.preview.highlighted_range()
         assert window.preview.editor.toPlainText()[start:end] == hit.best.text
-        if hit.best.page is not None:
+        if expected.endswith(".pdf"):
             assert f"page {hit.best.page}" in window.preview.meta.text()
-    firsts = {}
-    for query in ("why are the glaciers in the Alps shrinking", "how to bake sourdough bread with a crispy crust"):
-        type_query(qtbot, window, query)
-        firsts[query] = Path(window.results.current_hit().path).name
-    assert firsts == {
-        "why are the glaciers in the Alps shrinking": queries["why are the glaciers in the Alps shrinking"],
-        "how to bake sourdough bread with a crispy crust": queries["how to bake sourdough bread with a crispy crust"],
-    }
-    assert "page " in window.preview.meta.text()  # the French PDF's passage names its page
     languages = {window.search_bar.language.itemData(i) for i in range(1, window.search_bar.language.count())}
     assert languages == {"en", "de", "fr", "es", "it", "zh", "ru", "ja", "nl"}
 
@@ -73,18 +63,24 @@ def test_drop_the_sample_folder_and_each_english_query_finds_its_document(qtbot,
 def test_switching_model_reencodes_in_the_background_while_search_keeps_working(qtbot, window):
     drop_and_wait(qtbot, window, [SAMPLE])
     old_model = window.library.status().model
-    answered_during: list[tuple[str, int]] = []
+    paused, resume = threading.Event(), threading.Event()
 
-    def search_meanwhile(event) -> None:
-        if not answered_during and isinstance(event, IndexProgress):
-            window.search_bar.field.setText("hot springs heated by volcanoes in Japan")
-            window.run_search()
-            answered_during.append((window.library.status().model, window.results_model.rowCount()))
+    def hold_first_event(_event) -> None:  # runs in the worker thread, before the job resumes
+        if not paused.is_set():
+            paused.set()
+            resume.wait(60)
 
-    window.jobs.progress.connect(search_meanwhile)
+    window.jobs.started.connect(
+        lambda _job: window.jobs.worker().yielded.connect(hold_first_event, Qt.ConnectionType.DirectConnection)
+    )
     window.switch_model("all-minilm-l6-v2")
+    qtbot.waitUntil(paused.is_set, timeout=120_000)
+    # the re-encoding job is part way; the window searches the old index meanwhile
+    type_query(qtbot, window, "hot springs heated by volcanoes in Japan")
+    answered_during = (window.library.status().model, window.results_model.rowCount())
+    resume.set()
     qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=300_000)
-    assert answered_during == [(old_model, 9)]  # the old index answered while re-encoding
+    assert answered_during == (old_model, 9)
     assert window.library.status().model == "all-minilm-l6-v2"
     assert window.last_error is None
     type_query(qtbot, window, "how do honey bees turn nectar into honey")
