@@ -251,12 +251,19 @@ def test_bad_settings_raise(settings):
     (torch.zeros(8), torch.zeros(8)),
     (torch.zeros(0, 8), torch.zeros(0, 8)),
     (torch.zeros(4, 8, dtype=torch.long), torch.zeros(4, 8, dtype=torch.long)),
+    (torch.zeros(4, 8), torch.zeros(4, 8, dtype=torch.float64)),
     ([[1.0]], [[1.0]]),
-], ids=["dims", "rows", "1d", "empty", "integer", "list"])
+], ids=["dims", "rows", "1d", "empty", "integer", "dtypes", "list"])
 def test_bad_inputs_raise(h1, h2):
     for variant in ("paper", "official"):
         with pytest.raises(InputError):
             mixcse_loss(h1, h2, variant=variant)
+
+
+def test_fused_rejects_float64():
+    h1, h2 = _views(4, 8, 1, dtype=torch.float64)
+    with pytest.raises(InputError, match="float64"):
+        mixcse_loss(h1.to(DEVICE), h2.to(DEVICE), impl="fused")
 
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="CUDA tensors need no interpreter")
