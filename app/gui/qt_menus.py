@@ -61,7 +61,7 @@ def build_menus(window: QMainWindow) -> Menus:
         action.triggered.connect(lambda _checked, c=choice: set_theme(window, c))
         group.addAction(action)
         themes[choice] = action
-    skipped = view_menu.addAction("S&kipped files", lambda: window.skipped.setVisible(True))
+    skipped = view_menu.addAction("S&kipped files", lambda: show_skipped(window))
     skipped.setToolTip("Files the indexer could not read, with the reason")
 
     help_menu = bar.addMenu("&Help")
@@ -91,6 +91,14 @@ def set_theme(window: QMainWindow, choice: str) -> None:
     window.settings.setValue(THEME_KEY, choice)
     apply_theme(QApplication.instance(), choice)
     window.menus.themes[choice].setChecked(True)
+
+
+def show_skipped(window: QMainWindow) -> None:
+    """Shows the files indexing could not read: this session's list, else the engine's."""
+    if not window.skipped.model.rowCount():
+        window.skipped.show_skipped(window.library.skipped())
+    if not window.skipped.model.rowCount():
+        window.statusBar().showMessage("No files were skipped", 5000)
 
 
 def open_settings(window: QMainWindow) -> None:

@@ -114,6 +114,12 @@ def test_a_junk_pdf_appears_in_the_skipped_list_with_its_reason(qtbot, window, t
     reason_cell = window.skipped.model.index(0, 1).data()
     assert reason_cell == skipped[0].reason
     assert "1 file could not be indexed" in window.skipped.title.text()
+    # after a restart the list comes back from the engine through View > Skipped files
+    window.skipped.show_skipped([], replace=True)
+    assert not window.skipped.isVisible()
+    window.menus.view.actions()[1].trigger()
+    assert [(Path(s.path).name, s.reason) for s in window.skipped.model.items()] == [("broken.pdf", skipped[0].reason)]
+    assert window.skipped.isVisible()
 
 
 def test_dropping_text_without_urls_is_refused(window):
