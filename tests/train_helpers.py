@@ -1,4 +1,4 @@
-"""Tiny training setups shared by the trainer, DDP and CLI tests.
+"""Tiny training setups and STS files shared by the trainer, DDP and CLI tests.
 
     >>> model_dir, corpus = tiny_training_inputs(tmp_path)
     >>> config = tiny_config(model_dir, corpus, tmp_path / "run", max_steps=4)
@@ -10,7 +10,10 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
+
 from tiny_models import WORDS, make_tiny_bert
+from trainer.evaluate import STS_YEARS
 
 
 def make_sentences(n: int, seed: int = 0) -> list[str]:
@@ -49,3 +52,54 @@ def tiny_config(model: Path, corpus: Path, out_dir: Path, **changes):
                     checkpoint_steps=2, device="cpu", min_chars=5, min_words=2)
     settings.update(changes)
     return TrainConfig(**settings)
+
+
+def _write(path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _random_sentence(rng, words):
+    return " ".join(rng.choice(words, size=rng.integers(3, 8)))
+
+
+def write_sts_tree(tmp_path):
+    """A tiny STS folder in the real formats; returns {task: [(s1, s2, gold)]} of scored pairs.
+
+    12 pairs per subset (STS15/16: every 4th unscored), 40 STS-B pairs per split (some with
+    9 fields), 30 SICK pairs after a header.
+    """
+    rng = np.random.default_rng(7)
+    words = np.array("cat dog bird man woman runs eats plays ball red big small house car".split())
+    truth = {}
+    for task, (folder, stem, subsets) in STS_YEARS.items():
+        for subset in subsets:
+            inputs, gold = [], []
+            for i in range(12):
+                a, b = _random_sentence(rng, words), _random_sentence(rng, words)
+                # STS16 adds two source columns; keep them to test they are ignored
+                extra = "\tsrc1\tsrc2" if stem == "STS2016" else ""
+                inputs.append(f"{a}  \t{b}{extra}")
+                scored = not (task in ("STS15", "STS16") and i % 4 == 0)
+                gold.append(f"{rng.uniform(0, 5):.3f}" if scored else "")
+                if scored:
+                    truth.setdefault(task, []).append((a, b, float(gold[-1])))
+            _write(tmp_path / folder / f"{stem}.input.{subset}.txt", inputs)
+            _write(tmp_path / folder / f"{stem}.gs.{subset}.txt", gold)
+    for split in ("dev", "test"):
+        lines = []
+        for i in range(40):
+            a, b = _random_sentence(rng, words), _random_sentence(rng, words)
+            score = 4.5 if i % 5 == 0 else rng.uniform(0, 4)
+            notes = "\tnote\tmore" if i % 7 == 0 else ""
+            lines.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{score:.3f}\t{a}\t{b}{notes}")
+            truth.setdefault(f"stsb-{split}", []).append((a, b, round(score, 3)))
+        _write(tmp_path / "STSBenchmark" / f"sts-{split}.csv", lines)
+    sick = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
+    for i in range(30):
+        a, b = _random_sentence(rng, words), _random_sentence(rng, words)
+        score = round(rng.uniform(1, 5), 1)
+        sick.append(f"{i}\t{a}\t{b}\t{score}\tNEUTRAL")
+        truth.setdefault("SICKRelatedness", []).append((a, b, score))
+    _write(tmp_path / "SICK" / "senteval" / "SICK_test_annotated.txt", sick)
+    return truth

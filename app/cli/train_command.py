@@ -1,0 +1,185 @@
+"""`babelfind train`: adapt an encoder to your own sentences with MixCSE, then register it.
+
+    babelfind train --corpus ~/notes --base multilingual-e5-small --out notes-e5 --max-steps 500
+    babelfind train --collection notes --base all-minilm-l6-v2 --out notes-mini --activate
+    babelfind train --out notes-e5 --resume          # after a crash or Ctrl-C
+
+The run folder (checkpoints, best model) is BABELFIND_HOME/training/OUT unless --run-dir.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from engine.errors import InputError
+
+LAM_NONE = ("none", "simcse")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("train", help="fine-tune an encoder on your sentences (MixCSE)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--corpus", nargs="+", metavar="PATH", help="files or folders to learn from")
+    source.add_argument("--collection", metavar="NAME", help="an indexed collection (path or folder name)")
+    parser.add_argument("--base", default="multilingual-e5-small",
+                        help="registry model or transformers folder to start from")
+    parser.add_argument("--out", required=True, metavar="NAME", help="name of the new model")
+    parser.add_argument("--lam", type=_lam, default=0.2, help="MixCSE lambda; 'none' = SimCSE")
+    parser.add_argument("--tau", type=float, default=0.05, help="temperature")
+    parser.add_argument("--lr", type=float, default=3e-5, help="learning rate (1e-5 for large models)")
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences per contrastive batch")
+    parser.add_argument("--max-len", type=int, default=32, help="tokens per sentence in training")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--max-steps", type=int, help="stop after this many steps")
+    parser.add_argument("--eval-steps", type=int, default=125, help="STS-B dev evaluation interval")
+    parser.add_argument("--grad-accum", type=int, default=1, help="micro-batches per step")
+    parser.add_argument("--pooling", choices=("auto", "cls_mlp", "cls", "mean"), default="auto")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--lines", action="store_true", help="corpus .txt files: one sentence a line")
+    parser.add_argument("--data", type=Path, help="shared data folder with sts/ (default: ../shared/data)")
+    parser.add_argument("--run-dir", type=Path, help="checkpoint folder (default: BABELFIND_HOME/training/OUT)")
+    parser.add_argument("--resume", action="store_true", help="continue the run in the run folder")
+    parser.add_argument("--activate", action="store_true", help="make the new model active (re-encodes)")
+    parser.add_argument("--replace", action="store_true", help="overwrite an installed model named OUT")
+    parser.add_argument("--no-sts", action="store_true", help="skip STS scoring before/after")
+    parser.add_argument("--json", action="store_true", help="machine-readable summary")
+    parser.set_defaults(run=run_train)
+
+
+def _lam(text: str) -> float | None:
+    if text.lower() in LAM_NONE:
+        return None
+    try:
+        return float(text)
+    except ValueError as e:
+        raise InputError(f"--lam must be a number in (0, 1) or 'none', got {text!r}") from e
+
+
+def _sts_dir(args) -> Path | None:
+    from app.cli.model_commands import _default_data_dir
+    from trainer.evaluate import sts_dir_of
+
+    data = args.data or _default_data_dir()
+    try:
+        return sts_dir_of(data / "sts") if (data / "sts").is_dir() else sts_dir_of(data)
+    except InputError:
+        return None
+
+
+def build_config(args, paths):
+    from trainer.config import TrainConfig
+
+    if not args.resume and not (args.corpus or args.collection):
+        raise InputError("give --corpus PATH... or --collection NAME (or --resume)")
+    sts_dir = None if args.no_sts else _sts_dir(args)
+    run_dir = (args.run_dir or paths.home / "training" / args.out).expanduser().absolute()
+    return TrainConfig(
+        base=args.base, corpus=tuple(str(Path(p).expanduser().absolute()) for p in args.corpus or ()),
+        collection=args.collection, one_per_line=True if args.lines else None, out_dir=run_dir,
+        lam=args.lam, tau=args.tau, lr=args.lr, batch_size=args.batch_size, max_len=args.max_len,
+        epochs=args.epochs, max_steps=args.max_steps, eval_steps=args.eval_steps,
+        grad_accum=args.grad_accum, pooling=args.pooling, device=args.device, seed=args.seed,
+        sts_dir=str(sts_dir) if sts_dir else None)
+
+
+def run_train(args) -> int:
+    from engine.config import data_paths
+    from engine.models import model_dir
+    from trainer.train import TrainFinished, train
+
+    paths = data_paths()
+    if model_dir(args.out, paths).exists() and not args.replace:
+        raise InputError(f"a model named '{args.out}' is already installed (use --replace)")
+    config = build_config(args, paths)
+    finished = _drive(train(config, resume=args.resume, paths=paths))
+    if not isinstance(finished, TrainFinished):
+        raise InputError("training ended without a result")
+    sts_dir = Path(finished.config.sts_dir) if finished.config.sts_dir and not args.no_sts else None
+    _err(f"exporting the best checkpoint (step {finished.best_step}) as '{args.out}'")
+    from trainer.finish import finish_training
+
+    manifest = finish_training(finished, args.out, sts_dir=sts_dir, activate=args.activate,
+                               paths=paths, replace_existing=args.replace)
+    switched = _switch(args, paths) if args.activate else False
+    _summary(args, manifest, finished, switched)
+    return 0
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _drive(events):
+    """Prints corpus counts, shows a progress bar with the loss; returns TrainFinished."""
+    from tqdm import tqdm
+
+    from trainer.train import TrainEval, TrainFinished, TrainStarted, TrainStep, TrainWarning
+
+    bar, result = None, None
+    try:
+        for event in events:
+            if isinstance(event, TrainStarted):
+                _print_start(event)
+                bar = tqdm(total=event.total_steps, initial=event.start_step, unit="step",
+                           file=sys.stderr, disable=not sys.stderr.isatty())
+            elif isinstance(event, TrainStep):
+                bar.update(event.step - bar.n)
+                bar.set_postfix(loss=f"{event.loss:.4f}", lr=f"{event.lr:.2e}")
+            elif isinstance(event, TrainEval):
+                bar.write(f"step {event.step}: STS-B dev {event.stsb_dev_spearman:.2f}"
+                          f"{' (best)' if event.is_best else ''}", file=sys.stderr)
+            elif isinstance(event, TrainWarning):
+                bar.write(f"warning: {event.message}", file=sys.stderr)
+            elif isinstance(event, TrainFinished):
+                result = event
+    finally:
+        if bar is not None:
+            bar.close()
+    return result
+
+
+def _print_start(event) -> None:
+    s = event.corpus
+    _err(f"corpus: {s.files} files ({s.files_failed} unreadable), {s.read} sentences read, "
+         f"{s.duplicates} duplicates, {s.too_short} too short, {s.too_long} too long, "
+         f"{s.kept} kept")
+    c = event.config
+    _err(f"training {c.base} ({c.pooling}) on {event.device}: {event.total_steps} steps of "
+         f"{c.batch_size}, lambda {c.lam}, tau {c.tau}, lr {c.lr}"
+         + (f", resuming at step {event.start_step}" if event.start_step else ""))
+
+
+def _switch(args, paths) -> bool:
+    """Re-encodes an existing library with the new model (None of it when there is no library)."""
+    has_library = getattr(args, "db", None) or (paths.home / "babelfind.db").exists()
+    if not has_library:
+        return False
+    from app.cli.library_commands import drive
+    from engine.library import Library
+
+    library = Library.open(paths, db_url=getattr(args, "db", None))
+    try:
+        drive(library.switch_model(args.out), show_progress=sys.stderr.isatty())
+    finally:
+        library.close()
+    return True
+
+
+def _summary(args, manifest, finished, switched: bool) -> None:
+    training = manifest.training or {}
+    data = {"model": manifest.name, "best_step": finished.best_step, "steps": finished.steps,
+            "stsb_dev_spearman": finished.best_dev_spearman, "run_dir": str(finished.run_dir),
+            "sts_before": (training.get("sts_before") or {}).get("average"),
+            "sts_after": (training.get("sts_after") or {}).get("average"),
+            "active": bool(args.activate), "reindexed": switched}
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return
+    print(f"registered model '{manifest.name}' (best step {finished.best_step} of {finished.steps})")
+    if data["sts_before"] is not None:
+        print(f"STS average: {data['sts_before']:.2f} before -> {data['sts_after']:.2f} after")
+    if args.activate:
+        print(f"active model: {manifest.name}" + (" (index re-encoded)" if switched else ""))

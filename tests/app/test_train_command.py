@@ -1,0 +1,82 @@
+"""`babelfind train` end to end on a tiny BERT: train -> export -> registered -> listed."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from app.cli import main
+from train_helpers import tiny_training_inputs, write_sts_tree
+
+TINY_ARGS = ["--lines", "--max-steps", "3", "--batch-size", "8", "--max-len", "16", "--lr", "1e-3",
+             "--device", "cpu", "--eval-steps", "2"]
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    return tiny_training_inputs(tmp_path)
+
+
+def test_train_registers_lists_activates_and_scores(tmp_path, inputs, capsys):
+    model, corpus = inputs
+    data = tmp_path / "data"
+    write_sts_tree(data / "sts" / "original")
+    code = main(["train", "--corpus", str(corpus), "--base", str(model), "--out", "tiny-mix",
+                 "--data", str(data), "--activate", "--json", *TINY_ARGS])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summary = json.loads(captured.out)
+    assert summary["model"] == "tiny-mix" and summary["steps"] == 3 and summary["active"]
+    assert summary["best_step"] in (2, 3) and summary["stsb_dev_spearman"] is not None
+    assert summary["sts_before"] is not None and summary["sts_after"] is not None
+    assert re.search(r"\d+ sentences read, .* \d+ kept", captured.err)  # counts before training
+
+    assert main(["models", "list", "--json"]) == 0
+    listed = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert listed["tiny-mix"]["active"]
+
+    assert main(["models", "info", "tiny-mix", "--json"]) == 0
+    manifest = json.loads(capsys.readouterr().out)
+    training = manifest["training"]
+    assert training["config"]["lam"] == 0.2 and training["config"]["pooling"] == "cls_mlp"
+    assert manifest["pooling"] == "cls"  # the MLP head was for training only
+    assert set(training["sts_after"]["scores"]) == {"STS12", "STS13", "STS14", "STS15", "STS16",
+                                                     "STSBenchmark", "SICKRelatedness"}
+
+    # the registered ONNX model evaluates through `babelfind eval --sts`
+    assert main(["eval", "tiny-mix", "--sts", "--data", str(data), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sts"]["average"] == pytest.approx(training["sts_after"]["average"], abs=0.5)
+
+
+def test_simcse_without_sts_data(tmp_path, inputs, capsys):
+    model, corpus = inputs
+    code = main(["train", "--corpus", str(corpus), "--base", str(model), "--out", "tiny-sim",
+                 "--lam", "none", "--no-sts", *TINY_ARGS])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "registered model 'tiny-sim'" in captured.out
+    assert main(["models", "info", "tiny-sim", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["training"]["config"]["lam"] is None
+
+
+def test_too_few_sentences_is_one_clear_line(tmp_path, inputs, capsys):
+    model, _ = inputs
+    few = tmp_path / "few.txt"
+    few.write_text("the cat sat on the mat\na dog runs fast\nthe red house is big\n", encoding="utf-8")
+    code = main(["train", "--corpus", str(few), "--base", str(model), "--out", "nope", *TINY_ARGS])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "3 usable sentences but training needs at least 16" in err
+    assert "Traceback" not in err
+
+
+def test_missing_source_and_existing_name_are_clear_errors(tmp_path, inputs, capsys):
+    model, corpus = inputs
+    assert main(["train", "--base", str(model), "--out", "x", *TINY_ARGS]) == 1
+    assert "--corpus" in capsys.readouterr().err
+    assert main(["train", "--corpus", str(tmp_path / "absent"), "--base", str(model),
+                 "--out", "x", *TINY_ARGS]) == 1
+    assert "does not exist" in capsys.readouterr().err
