@@ -55,6 +55,9 @@ class QtMainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
         self._build()
+        # a line edit takes any drop with text, and file managers add the paths as text:
+        # the field refuses drops so they reach the window and get indexed
+        self.search_bar.field.setAcceptDrops(False)
         self.menus = build_menus(self)
         self._connect()
         self._roots_timer = QTimer(self, singleShot=True, interval=ROOTS_REFRESH_MS)

@@ -157,3 +157,22 @@ def test_engine_errors_from_a_job_are_shown_not_raised(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=30_000)
     assert window.last_error is not None
     assert str(missing) in window.statusBar().currentMessage()
+
+
+def test_files_dropped_on_the_search_field_or_preview_are_indexed_too(qtbot, window, library, tmp_path):
+    from PySide6.QtCore import QMimeData, QPoint, QPointF, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+
+    corpus = write_files(tmp_path / "dropped", {"bees.txt": CORPUS["bees.txt"]})
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(corpus))])
+    mime.setText(str(corpus))  # file managers add the paths as text as well
+    for target in (window.search_bar.field, window.preview.editor.viewport()):
+        centre = target.rect().center()
+        buttons, modifiers = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+        enter = QDragEnterEvent(QPoint(centre), Qt.DropAction.CopyAction, mime, buttons, modifiers)
+        QApplication.sendEvent(target, enter)
+        QApplication.sendEvent(target, QDropEvent(QPointF(centre), Qt.DropAction.CopyAction, mime, buttons, modifiers))
+        assert window.search_bar.field.text() == ""  # nothing was pasted into the field
+    qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=30_000)
+    assert [Path(r.path) for r in library.roots()] == [corpus]
