@@ -12,8 +12,8 @@ of anchors i and columns j the kernels compute ``S = a_i . b_j`` and (for the mi
 for ``j != i``; a running max and sum (as in flash attention) give the row's logsumexp. The
 forward stores only ``lse`` and ``S_ii`` (``[N]`` each). The positive's exp-sum is kept
 apart from the others' so the loss comes out as ``log1p(...)``, not as ``lse - pos``, which
-would lose all digits of a small loss in fp32 (pos is up to 1/tau = 20). The backward recomputes the tiles:
-with ``p = exp(logit - lse)`` and the row's upstream gradient ``g_i``,
+would lose all digits of a small loss in fp32 (pos is up to 1/tau = 20). The backward
+recomputes the tiles: with ``p = exp(logit - lse)`` and the row's upstream gradient ``g_i``,
 
     dS_ij = g_i (p_neg_ij + (1-lam) p_mix_ij / r_ij) / tau            (j != i)
     dS_ii = g_i (p_pos_i - 1 + lam sum_j p_mix_ij / r_ij) / tau,  p_pos_i - 1 = -sum_j (p_neg_ij + p_mix_ij)
@@ -33,6 +33,7 @@ Triton is imported), which the tests use.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import torch
@@ -323,7 +324,9 @@ def fused_mixcse_loss(z1: torch.Tensor, z2: torch.Tensor, lam: float | None, tau
     if not z1.is_cuda and not _interpreting():
         raise InputError("the fused MixCSE kernel needs CUDA tensors, or TRITON_INTERPRET=1 set "
                          "before Triton is imported; use impl='gram' on a CPU")
-    loss = _FusedDirection.apply(z1, z2, lam, tau, stop_grad).mean()
-    if bidirectional:
-        loss = (loss + _FusedDirection.apply(z2, z1, lam, tau, stop_grad).mean()) / 2
+    # Triton launches on the current CUDA device; make it the tensors' one.
+    with torch.cuda.device(z1.device) if z1.is_cuda else contextlib.nullcontext():
+        loss = _FusedDirection.apply(z1, z2, lam, tau, stop_grad).mean()
+        if bidirectional:
+            loss = (loss + _FusedDirection.apply(z2, z1, lam, tau, stop_grad).mean()) / 2
     return loss
