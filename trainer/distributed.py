@@ -56,11 +56,3 @@ def barrier() -> None:
     if world()[1] > 1:
         dist.barrier()
 
-
-def broadcast_flag(flag: bool) -> bool:
-    """True on every rank when rank 0 says so (stop requests, bad loss)."""
-    if world()[1] == 1:
-        return flag
-    tensor = torch.tensor([1 if flag else 0], dtype=torch.int64)
-    dist.broadcast(tensor, src=0)
-    return bool(tensor.item())

@@ -320,6 +320,9 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
         InputError, CorpusTooSmallError: bad settings or too few sentences.
         TrainingDivergedError: NaN/inf or impossible loss; `.checkpoint` is the last good one.
     """
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # per-checkpoint "Writing model shards" bars are noise here
     paths = paths or data_paths()
     if resume:
         config = _saved_config(Path(config.out_dir))
