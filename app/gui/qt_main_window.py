@@ -158,7 +158,12 @@ class QtMainWindow(QMainWindow):
                 hits = self.library.search(query, RESULT_LIMIT, path_prefix=bar.path_prefix(), file_types=bar.file_types())
             except BabelfindError as e:
                 self._report(e)
+        # the same query again (a refresh after indexing, a filter change) keeps the
+        # document being read; a new query starts at its best hit
+        keep = self.results.current_hit() if query == self.results_model.query() else None
         self.results_model.set_hits(hits, query)
+        if keep is not None:
+            self.results.select_path(keep.path)
         bar.set_language_counts(Counter(h.language or "" for h in hits))
         elapsed_ms = (time.perf_counter() - started) * 1000
         bar.set_result_count(self.language_filter.rowCount(), len(hits), elapsed_ms if query else None)
@@ -251,6 +256,8 @@ class QtMainWindow(QMainWindow):
         self.progress.finish()
         self.collections.set_busy(set())
         self.refresh_library_view()
+        if self.search_bar.query():
+            self.run_search()  # the new documents join the results on screen
 
     # -- collections -----------------------------------------------------------------
 

@@ -41,6 +41,9 @@ class QtResultsModel(QAbstractListModel):
     def hits(self) -> list[DocumentHit]:
         return list(self._hits)
 
+    def query(self) -> str:
+        return self._query
+
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._hits)
 

@@ -201,6 +201,17 @@ class QtResultsView(QListView):
         index = self.currentIndex()
         return index.data(QtResultsModel.HitRole) if index.isValid() else None
 
+    def select_path(self, path: str) -> bool:
+        """Selects the row showing document `path`; False when it is not in the list."""
+        model = self.model()
+        for row in range(model.rowCount()):
+            index = model.index(row, 0)
+            if index.data(QtResultsModel.PathRole) == path:
+                if index != self.currentIndex():
+                    self.setCurrentIndex(index)
+                return True
+        return False
+
     def move(self, step: int) -> None:
         """Moves the selection by `step` rows (Up/Down typed in the search field)."""
         rows = self.model().rowCount()

@@ -214,3 +214,18 @@ def test_the_file_menu_has_only_real_entries_and_no_tools_menu_yet(window):
 
     add_tool(window, QAction("Train a model...", window))
     assert [a.text() for a in window.menuBar().actions()] == ["&File", "&View", "&Tools", "&Help"]
+
+
+def test_results_refresh_after_indexing_and_keep_the_selected_document(qtbot, window, tmp_path, indexed):
+    type_query(qtbot, window, "bees nectar")
+    window.results.move(1)
+    reading = window.results.current_hit().path
+    before = window.results_model.rowCount()
+    more = write_files(tmp_path / "more", {"apiary.txt": "Bees nectar bees nectar: an apiary full of bees."})
+    drop_and_wait(qtbot, window, [more])
+    names = [Path(h.path).name for h in window.results_model.hits()]
+    assert "apiary.txt" in names and len(names) == before + 1  # shown without typing again
+    assert window.results.current_hit().path == reading
+    assert window.preview.hit().path == reading
+    type_query(qtbot, window, "honey winter")  # a new query starts at its best hit
+    assert window.results.currentIndex().row() == 0
