@@ -15,6 +15,8 @@ Synthetic data (seeded):
     rough stand-in for sentence embeddings, which gather by topic.
   * uniform: Gaussian vectors normalised, i.e. uniform on the sphere; no structure at
     all, the worst case for any approximate index.
+  * file: real embeddings from `--vectors FILE.npy` (float32 [n, d], normalised on load);
+    the last `--queries` rows are held out as queries, the data set is the first n rows.
 Queries are fresh draws from the same distribution, not vectors of the data set.
 """
 
@@ -95,17 +97,29 @@ def bytes_per_vector(index: VectorIndex, workdir: Path) -> float:
     return size / max(1, len(index))
 
 
-def bench_one(n: int, distribution: str, args, workdir: Path) -> list[dict]:
+def make_data(n: int, distribution: str, args) -> tuple[np.ndarray, np.ndarray]:
+    """(data [n, dim], queries [m, dim]) for one benchmark row."""
+    if distribution == "file":
+        stored = np.load(args.vectors, mmap_mode="r")  # [total, dim]
+        if stored.ndim != 2 or len(stored) < args.queries + n:
+            raise SystemExit(f"{args.vectors}: need at least {args.queries + n} rows, shape {stored.shape}")
+        return _unit(np.asarray(stored[:n])), _unit(np.asarray(stored[-args.queries:]))
     data_seed = 1_000 + n
     vectors = make_vectors(n, args.dim, distribution, seed=data_seed, clusters=args.clusters,
                            noise=args.noise, centres_seed=args.seed)
     queries = make_vectors(args.queries, args.dim, distribution, seed=data_seed + 1,
                            clusters=args.clusters, noise=args.noise, centres_seed=args.seed)
+    return vectors, queries
+
+
+def bench_one(n: int, distribution: str, args, workdir: Path) -> list[dict]:
+    vectors, queries = make_data(n, distribution, args)
+    dim = vectors.shape[1]
     ids = np.arange(n, dtype=np.int64)
     rows = []
 
     start = time.perf_counter()
-    exact = VectorIndex.build(args.dim, ids, vectors, config=VectorIndexConfig(exact_max=n, use_gpu="never"))
+    exact = VectorIndex.build(dim, ids, vectors, config=VectorIndexConfig(exact_max=n, use_gpu="never"))
     build_s = time.perf_counter() - start
     timing = latencies_ms(exact, queries, args.k, args.search_threads)
     _, truth = exact.search(queries, args.k)  # batched: same exact results, faster
@@ -116,7 +130,7 @@ def bench_one(n: int, distribution: str, args, workdir: Path) -> list[dict]:
     config = VectorIndexConfig(exact_max=1, lists_per_sqrt=args.lists_per_sqrt, min_scanned=args.min_scanned,
                                use_gpu="never")
     start = time.perf_counter()
-    approx = VectorIndex.build(args.dim, ids, vectors, config=config)
+    approx = VectorIndex.build(dim, ids, vectors, config=config)
     build_s = time.perf_counter() - start
     del vectors
     bpv = bytes_per_vector(approx, workdir)
@@ -151,8 +165,9 @@ def markdown(rows: list[dict], k: int) -> str:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--distributions", nargs="+", choices=["clustered", "uniform"],
+    parser.add_argument("--distributions", nargs="+", choices=["clustered", "uniform", "file"],
                         default=["clustered", "uniform"])
+    parser.add_argument("--vectors", type=Path, help="real embeddings, .npy float32 [n, d] (data 'file')")
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--k", type=int, default=10)
@@ -167,7 +182,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="FAISS OpenMP threads while timing one-query searches (one query "
                              "uses one thread; idle spinning threads only add noise on a busy machine)")
     parser.add_argument("--seed", type=int, default=0)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if "file" in args.distributions and args.vectors is None:
+        parser.error("--distributions file needs --vectors FILE.npy")
+    return args
 
 
 def main(argv: list[str] | None = None) -> None:
