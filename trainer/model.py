@@ -103,8 +103,11 @@ class SentenceModel(nn.Module):
 
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(folder))
-            transformer = AutoModel.from_pretrained(str(folder), add_pooling_layer=False,
-                                                    attn_implementation="eager")
+            try:  # BERT/XLM-R: leave out the unused pooler (it would get no gradient)
+                transformer = AutoModel.from_pretrained(str(folder), add_pooling_layer=False,
+                                                        attn_implementation="eager")
+            except TypeError:  # families without a pooler option
+                transformer = AutoModel.from_pretrained(str(folder), attn_implementation="eager")
         except (OSError, ValueError) as e:
             raise ModelError(f"cannot load a transformers model from {folder}: {e}", folder) from e
         return cls(transformer, tokenizer, pooling)

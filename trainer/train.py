@@ -116,6 +116,17 @@ def resolve_device(device: str) -> str:
     return device
 
 
+def available_devices() -> list[tuple[str, str]]:
+    """(device, description) pairs a front end can offer, CPU last."""
+    found = []
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(i)
+            found.append(("cuda", f"{props.name} ({props.total_memory / 2**30:.0f} GiB)"))
+    found.append(("cpu", f"CPU ({torch.get_num_threads()} threads)"))
+    return found
+
+
 def resolve_config(config: TrainConfig, paths: DataPaths | None = None) -> tuple[TrainConfig, Path]:
     """Fills pooling and prefix from the base model; returns (config, torch weights folder)."""
     base = resolve_base_model(config.base, paths)

@@ -214,3 +214,10 @@ def test_bad_settings_are_clear_errors(tmp_path, inputs):
         tiny_config(model, corpus, tmp_path, batch_size=8, grad_accum=3)
     with pytest.raises(InputError, match="not a transformers model folder"):
         _run(tiny_config(tmp_path, corpus, tmp_path / "run"))
+
+
+def test_available_devices_lists_the_cpu_last():
+    devices = train_module.available_devices()
+    assert devices[-1][0] == "cpu"
+    assert all(kind == "cuda" for kind, _ in devices[:-1])
+    assert len(devices) == 1 + (torch.cuda.device_count() if torch.cuda.is_available() else 0)
