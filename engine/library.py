@@ -219,9 +219,12 @@ class Library:
 
 
 def _load_encoder(name: str | None, paths: DataPaths) -> Encoder:
+    from engine.config import load_settings
     from engine.models import load_encoder
 
-    return load_encoder(name, paths=paths)
+    # The device chosen in the settings ("auto" picks the GPU when ONNX Runtime sees one).
+    device = load_settings(paths).get("device", "auto")
+    return load_encoder(name, device=device, paths=paths)
 
 
 def _registry_active(paths: DataPaths) -> str | None:
