@@ -22,8 +22,9 @@ The retrieval modes follow LASER's `mine_bitexts` (`--retrieval`):
                only when neither sentence was used by a better one.
 The threshold keeps pairs scoring strictly above it (LASER's `>`).
 
-No torch and no Qt here: numpy plus FAISS (GPU when FAISS has one, exact inner product for
-small inputs, IVF above `exact_max_products`, see `MiningConfig`).
+No torch and no Qt here: numpy plus FAISS. Neighbours are searched exactly (FAISS
+IndexFlatIP) up to `exact_max_products` query x base pairs, approximately above: FAISS IVF
+on a GPU, the BLAS-based clustered search of `engine.knn_clusters` on CPU.
 """
 
 from __future__ import annotations
@@ -268,9 +269,23 @@ def neighbours_steps(
     """Yields ("search source", done, total) then ("search target", ...); returns Neighbours."""
     src, tgt = _as_f32(src), _as_f32(tgt)
     _check_vectors(src, tgt, k)
+    if _use_clusters(len(src), len(tgt), config):
+        from engine.knn_clusters import clustered_neighbours_steps
+
+        found = yield from clustered_neighbours_steps(src, tgt, k, nprobe=config.ivf_nprobe, seed=config.seed)
+        return Neighbours(*found)
     fwd = yield from _labelled("search source", knn_steps(src, tgt, k, config))
     bwd = yield from _labelled("search target", knn_steps(tgt, src, k, config))
     return Neighbours(fwd[0], fwd[1], bwd[0], bwd[1])
+
+
+def _use_clusters(n_src: int, n_tgt: int, config: MiningConfig) -> bool:
+    """Large inputs on CPU go to the BLAS-based clustered search (engine.knn_clusters)."""
+    use_gpu = gpu_available() if config.use_gpu is None else config.use_gpu
+    limit = config.exact_max_products
+    if limit is None:
+        limit = GPU_EXACT_MAX_PRODUCTS if use_gpu else CPU_EXACT_MAX_PRODUCTS
+    return not use_gpu and n_src * n_tgt > limit and min(n_src, n_tgt) >= 1024
 
 
 def _labelled(stage: str, steps: Generator):

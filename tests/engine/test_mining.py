@@ -166,3 +166,41 @@ def test_ivf_search_finds_the_planted_neighbours():
 )
 def test_increasing_fraction(pairs, expected):
     assert increasing_fraction(pairs) == pytest.approx(expected)
+
+
+def clustered_pairs(seed: int, n_src=3000, n_copies=1500, n_other=1000, dim=32):
+    """Topic-clustered vectors; the target holds noisy copies of the first sources."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((40, dim))
+    draw = lambda n: centres[rng.integers(0, 40, n)] + 0.4 * rng.standard_normal((n, dim))  # noqa: E731
+    src = l2_normalise(draw(n_src))
+    tgt = l2_normalise(np.concatenate([src[:n_copies] + 0.05 * rng.standard_normal((n_copies, dim)), draw(n_other)]))
+    return src, tgt
+
+
+def test_clustered_search_matches_exact_search_on_clustered_data():
+    from engine.knn_clusters import clustered_neighbours_steps
+    from engine.mining import run_steps
+
+    src, tgt = clustered_pairs(5)
+    fwd_sims, fwd_ids, bwd_sims, bwd_ids = run_steps(clustered_neighbours_steps(src, tgt, 4, nprobe=8))
+    exact_fwd = knn(src, tgt, 4)
+    exact_bwd = knn(tgt, src, 4)
+    assert fwd_ids.shape == (3000, 4) and bwd_ids.shape == (2500, 4)
+    assert np.mean(fwd_ids[:, 0] == exact_fwd[1][:, 0]) > 0.95
+    assert np.mean(bwd_ids[:, 0] == exact_bwd[1][:, 0]) > 0.95
+    # The copies' nearest neighbours (what mining needs) are found as the exact search finds them.
+    assert np.mean(fwd_ids[:1500, 0] == exact_fwd[1][:1500, 0]) > 0.99
+    # Cosines of whatever was found are exact, and rows are sorted best first.
+    assert np.allclose(fwd_sims, np.einsum("id,ikd->ik", src, tgt[fwd_ids]), atol=1e-5)
+    assert np.all(np.diff(bwd_sims, axis=1) <= 1e-7)
+
+
+def test_large_inputs_on_cpu_use_the_clustered_search_and_still_mine_the_pairs():
+    src, tgt = clustered_pairs(6)
+    config = MiningConfig(exact_max_products=1000, use_gpu=False)
+    approx = {(p.src_index, p.tgt_index) for p in mine_vectors(src, tgt, threshold=1.0, config=config)}
+    exact = {(p.src_index, p.tgt_index) for p in mine_vectors(src, tgt, threshold=1.0)}
+    assert len(exact) > 700
+    assert len(approx & exact) >= 0.97 * len(exact)
+    assert len(approx - exact) <= 0.03 * len(exact)
