@@ -28,6 +28,7 @@ from app.gui.qt_models import QtLanguageFilter, QtResultsModel
 from app.gui.qt_preview import QtPreview
 from app.gui.qt_results_view import QtResultsView
 from app.gui.qt_search_bar import QtSearchBar
+from app.gui.qt_tools import install_tools, shutdown_tools
 from app.gui.qt_theme import app_icon, is_palette_change, refresh_icons
 from app.gui.qt_watch import QtFolderWatch
 from engine.errors import BabelfindError, NotIndexedError
@@ -59,6 +60,7 @@ class QtMainWindow(QMainWindow):
         # the field refuses drops so they reach the window and get indexed
         self.search_bar.field.setAcceptDrops(False)
         self.menus = build_menus(self)
+        install_tools(self)
         self._connect()
         self._roots_timer = QTimer(self, singleShot=True, interval=ROOTS_REFRESH_MS)
         self._roots_timer.timeout.connect(self.refresh_library_view)
@@ -345,6 +347,7 @@ class QtMainWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """Stops indexing (keeping what is done) and folder watching."""
+        shutdown_tools(self)
         self.jobs.shutdown()
         self.watch.stop()
 

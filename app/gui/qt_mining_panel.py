@@ -106,13 +106,10 @@ class QtMiningPanel(QWidget):
             choose = QPushButton("File...")
             choose.setToolTip("Pick any document Babelfind reads, or a .txt with one sentence a line")
             choose.clicked.connect(lambda _c=False, s=side: self._choose_file(s))
-            language = QLabel("")
-            language.setObjectName("hint")
-            language.setMinimumWidth(150)
+            language = QLabel("", objectName="hint", minimumWidth=150)
             row = QHBoxLayout()
-            row.addWidget(combo, 1)
-            row.addWidget(choose)
-            row.addWidget(language)
+            for widget, stretch in ((combo, 1), (choose, 0), (language, 0)):
+                row.addWidget(widget, stretch)
             form.addRow(name, row)
             self.side_combos.append(combo)
             self.side_languages.append(language)
@@ -140,13 +137,10 @@ class QtMiningPanel(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.progress = QProgressBar()
         self.progress.setTextVisible(False)
-        self.stage = QLabel("")
-        self.stage.setObjectName("hint")
+        self.stage = QLabel("", objectName="hint")
         row = QHBoxLayout()
-        row.addWidget(self.run_button)
-        row.addWidget(self.cancel_button)
-        row.addWidget(self.progress, 1)
-        row.addWidget(self.stage)
+        for widget, stretch in ((self.run_button, 0), (self.cancel_button, 0), (self.progress, 1), (self.stage, 0)):
+            row.addWidget(widget, stretch)
         return row
 
     def _review_area(self) -> QSplitter:
@@ -251,7 +245,7 @@ class QtMiningPanel(QWidget):
 
         src, tgt = self.side_path(0), self.side_path(1)
         if src is None or tgt is None:
-            self._show_error("Choose a source and a target document first.")
+            self.error.setText("Choose a source and a target document first.")
             return
         self.error.setText("")
         self.pairs.set_result(None)
@@ -303,7 +297,7 @@ class QtMiningPanel(QWidget):
         if not isinstance(error, BabelfindError):
             log.error("mining failed", exc_info=error)
         self.stage.setText("")
-        self._show_error(str(error))
+        self.error.setText(str(error))
         self.failed.emit(error)
 
     def _on_worker_done(self) -> None:
@@ -320,9 +314,6 @@ class QtMiningPanel(QWidget):
         has_pairs = bool(self.pairs.pairs())
         for widget in (self.export_button, self.copy_button, self.slider, self.accept_button, self.reject_button):
             widget.setEnabled(has_pairs and not running)
-
-    def _show_error(self, text: str) -> None:
-        self.error.setText(text)
 
     # -- review -------------------------------------------------------------------
 
@@ -389,7 +380,7 @@ class QtMiningPanel(QWidget):
             written = write_pairs(Path(path), rows, src_lang=result.src_lang if result else None,
                                   tgt_lang=result.tgt_lang if result else None)
         except BabelfindError as e:
-            self._show_error(str(e))
+            self.error.setText(str(e))
             return None
         self.stage.setText(f"{len(rows):,} pairs written to {written}")
         return written

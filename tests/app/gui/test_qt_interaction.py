@@ -205,15 +205,11 @@ def test_geometry_splitters_and_recent_queries_are_remembered(qtbot, library, in
         again.shutdown()
 
 
-def test_the_file_menu_has_only_real_entries_and_no_tools_menu_yet(window):
+def test_the_menus_hold_only_real_entries_and_tools_lists_the_two_tools(window):
     titles = [a.text() for a in window.menuBar().actions()]
-    assert titles == ["&File", "&View", "&Help"]
-    from PySide6.QtGui import QAction
-
-    from app.gui.qt_menus import add_tool
-
-    add_tool(window, QAction("Train a model...", window))
-    assert [a.text() for a in window.menuBar().actions()] == ["&File", "&View", "&Tools", "&Help"]
+    assert titles == ["&File", "&View", "&Tools", "&Help"]
+    tools = [a.text() for a in window.menus.tools.actions()]
+    assert tools == ["Train a &model...", "Find &parallel sentences..."]
 
 
 def test_results_refresh_after_indexing_and_keep_the_selected_document(qtbot, window, tmp_path, indexed):

@@ -1,0 +1,71 @@
+"""Tools menu entries: "Train a model..." and "Find parallel sentences...".
+
+    >>> install_tools(window)          # after build_menus; adds the Tools menu
+
+Each tool opens its own window, made on first use; `shutdown_tools(window)` stops their
+background work when the main window closes.
+"""
+
+from __future__ import annotations
+
+import shiboken6
+from PySide6.QtGui import QAction
+
+from app.gui.qt_menus import add_tool
+
+
+def install_tools(window) -> None:
+    window.tool_windows = {}
+    train = QAction("Train a &model...", window)
+    train.setToolTip("Adapt an encoder to your own sentences (MixCSE), then use it for search")
+    train.triggered.connect(lambda: open_train_wizard(window))
+    add_tool(window, train)
+    mine = QAction("Find &parallel sentences...", window)
+    mine.setToolTip("Find the sentences of two documents that translate each other")
+    mine.triggered.connect(lambda: open_mining_panel(window))
+    add_tool(window, mine)
+
+
+def open_train_wizard(window, **kwargs):
+    """Shows the training wizard (a new one unless one is open); returns it."""
+    from app.gui.qt_train_wizard import QtTrainWizard
+
+    wizard = _open(window, "train")
+    if wizard is None:
+        old = window.tool_windows.get("train")
+        if old is not None and shiboken6.isValid(old):
+            old.deleteLater()  # finished or closed: its workers were stopped by done()
+        wizard = QtTrainWizard(window.library, parent=window, **kwargs)
+        wizard.model_activation_requested.connect(window.switch_model)
+        window.tool_windows["train"] = wizard
+    wizard.show()
+    wizard.raise_()
+    return wizard
+
+
+def open_mining_panel(window, **kwargs):
+    """Shows the "Parallel sentences" window (one per main window); returns it."""
+    from app.gui.qt_mining_panel import QtMiningPanel
+
+    panel = _open(window, "mine")
+    if panel is None:
+        panel = QtMiningPanel(window.library, parent=window, **kwargs)
+        window.tool_windows["mine"] = panel
+    else:
+        panel.refresh_documents()
+    panel.show()
+    panel.raise_()
+    return panel
+
+
+def shutdown_tools(window) -> None:
+    for tool in getattr(window, "tool_windows", {}).values():
+        if shiboken6.isValid(tool):
+            tool.shutdown()
+
+
+def _open(window, key: str):
+    tool = window.tool_windows.get(key)
+    if tool is None or not shiboken6.isValid(tool) or (key == "train" and not tool.isVisible()):
+        return None  # a closed wizard starts over; the panel keeps its pairs
+    return tool

@@ -1,0 +1,312 @@
+"""The training wizard's last pages: run (live curves, ETA, cancel), results, export.
+
+The run page drives `trainer.train.train()` in the wizard's worker; the results page
+scores the base and the best checkpoint with `trainer.finish.sts_scores`; the export page
+calls `trainer.finish.finish_training` and, when asked, the window's model switch.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWizardPage,
+)
+
+from app.gui.qt_plots import QtCurvePlot
+from engine.errors import BabelfindError
+
+log = logging.getLogger(__name__)
+
+TASK_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}
+
+
+def eta_text(seconds: float) -> str:
+    """'about 3 min left' style remaining time."""
+    if not math.isfinite(seconds) or seconds < 0:
+        return ""
+    if seconds < 90:
+        return f"about {seconds:.0f} s left"
+    if seconds < 90 * 60:
+        return f"about {seconds / 60:.0f} min left"
+    return f"about {seconds / 3600:.1f} h left"
+
+
+def score_rows(before: dict | None, after: dict) -> list[tuple[str, str, str]]:
+    """(measure, before, after) rows of two STS report dicts (`StsReport.to_dict`)."""
+    def fmt(report, key, task=None, digits=2):
+        value = (report or {}).get("scores", {}).get(task) if task else (report or {}).get(key)
+        return "" if value is None else f"{value:.{digits}f}"
+
+    rows = [(TASK_NAMES.get(task, task), fmt(before, None, task), fmt(after, None, task)) for task in after["scores"]]
+    rows.append(("Average", fmt(before, "average"), fmt(after, "average")))
+    rows.append(("Alignment (lower is better)", fmt(before, "alignment", digits=4), fmt(after, "alignment", digits=4)))
+    rows.append(("Uniformity (lower is better)", fmt(before, "uniformity", digits=4), fmt(after, "uniformity", digits=4)))
+    return rows
+
+
+def _hint(text: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setObjectName("hint")
+    label.setWordWrap(True)
+    return label
+
+
+class QtRunPage(QWizardPage):
+    """Trains with live loss and dev-STS curves; going Back or closing cancels the run."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTitle("Training")
+        self.worker = None
+        self.status = _hint("")
+        self.progress = QProgressBar()
+        self.eta = QLabel("")
+        self.loss_plot = QtCurvePlot("Training loss")
+        self.dev_plot = QtCurvePlot("STS-B dev (Spearman x 100)")
+        self.cancel_button = QPushButton("Cancel training")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.messages = _hint("")
+        row = QHBoxLayout()
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.eta)
+        row.addWidget(self.cancel_button)
+        plots = QGridLayout()
+        plots.addWidget(self.loss_plot, 0, 0)
+        plots.addWidget(self.dev_plot, 0, 1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.status)
+        layout.addLayout(row)
+        layout.addLayout(plots, 1)
+        layout.addWidget(self.messages)
+
+    def initializePage(self) -> None:
+        from trainer.train import train
+
+        wizard = self.wizard()
+        wizard.finished, wizard.scores = None, None
+        self.loss_plot.clear()
+        self.dev_plot.clear()
+        self.messages.setText("")
+        self.progress.setRange(0, 0)
+        try:
+            config = wizard.config()
+        except BabelfindError as e:
+            self.status.setText(str(e))
+            return
+        self.status.setText(f"Preparing {config.base}...")
+        self.cancel_button.setEnabled(True)
+        job = train(config, corpus=wizard.corpus, paths=wizard.paths)
+        self.worker = wizard.jobs.run(job, yielded=self._on_event, returned=self._on_returned,
+                                      cancelled=self._on_cancelled, errored=self._on_error, done=self._on_done)
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.status.setText("Stopping after this step...")
+            self.worker.cancel()
+
+    def running(self) -> bool:
+        return self.worker is not None
+
+    def cleanupPage(self) -> None:  # Back from this page
+        if self.worker is not None:
+            self.worker.cancel()
+            self.worker.wait()
+
+    def _on_event(self, event) -> None:
+        from trainer.train import TrainEval, TrainStarted, TrainStep, TrainWarning
+
+        if isinstance(event, TrainStarted):
+            c = event.config
+            self.progress.setRange(0, event.total_steps)
+            self.status.setText(f"Training {Path(c.base).name} ({c.pooling}) on {event.device}: "
+                                f"{event.total_steps:,} steps of {c.batch_size} sentences, "
+                                f"{event.corpus.kept:,} sentences.")
+        elif isinstance(event, TrainStep):
+            self.progress.setValue(event.step)
+            self.loss_plot.add_point(event.step, event.loss)
+            self.eta.setText(f"step {event.step:,} / {event.total:,}, {eta_text(event.eta_s)}")
+        elif isinstance(event, TrainEval):
+            self.dev_plot.add_point(event.step, event.stsb_dev_spearman)
+        elif isinstance(event, TrainWarning):
+            self.messages.setText(event.message)
+
+    def _on_returned(self, last) -> None:
+        from trainer.train import TrainFinished
+
+        if isinstance(last, TrainFinished):
+            self.wizard().finished = last
+            dev = "" if last.best_dev_spearman is None else f", STS-B dev {last.best_dev_spearman:.2f}"
+            self.status.setText(f"Done: {last.steps:,} steps; the best checkpoint is step {last.best_step:,}{dev}.")
+            self.eta.setText("")
+
+    def _on_cancelled(self) -> None:
+        self.status.setText("Cancelled. The last checkpoint stays in the run folder.")
+
+    def _on_error(self, error) -> None:
+        if not isinstance(error, BabelfindError):
+            log.error("training failed", exc_info=error)
+        self.status.setText(f"Training stopped: {error}")
+
+    def _on_done(self) -> None:
+        self.worker = None
+        self.cancel_button.setEnabled(False)
+        if self.progress.maximum() == 0:
+            self.progress.setRange(0, 1)
+        self.completeChanged.emit()
+
+    def isComplete(self) -> bool:
+        return self.worker is None and self.wizard().finished is not None
+
+
+class QtResultsPage(QWizardPage):
+    """STS before and after, alignment and uniformity of the best checkpoint."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTitle("Results")
+        self.setCommitPage(True)  # the run is over: Back would only retrain
+        self.status = _hint("")
+        self.table = QTableWidget(0, 3)
+        self.table.setHorizontalHeaderLabels(["", "Before", "After"])
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setColumnWidth(0, 260)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.status)
+        layout.addWidget(self.table, 1)
+        self._scoring = False
+
+    def initializePage(self) -> None:
+        wizard = self.wizard()
+        self.table.setRowCount(0)
+        if wizard.sts_dir is None:
+            self.status.setText("No STS data was found, so the model is not scored; it can still be exported.")
+            return
+        finished, sts_dir = wizard.finished, Path(wizard.sts_dir)
+
+        def score(progress):
+            from trainer.finish import sts_scores
+            from trainer.model import resolve_base_model
+
+            config = finished.config
+            progress("the base model")
+            base = resolve_base_model(config.base, wizard.paths).path
+            before = sts_scores(base, config.pooling, config.text_prefix, sts_dir)
+            progress("the trained model")
+            after = sts_scores(Path(finished.best_checkpoint) / "model", config.pooling, config.text_prefix, sts_dir)
+            return {"before": before, "after": after}
+
+        self._scoring = True
+        self.status.setText("Scoring on STS...")
+        wizard.jobs.run_callback(score, yielded=lambda what: self.status.setText(f"Scoring {what} on STS..."),
+                                 returned=self._show, errored=self._on_error, done=self._on_done)
+
+    def _show(self, scores) -> None:
+        self.wizard().scores = scores
+        rows = score_rows(scores["before"], scores["after"])
+        self.table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            for c, text in enumerate(row):
+                self.table.setItem(r, c, QTableWidgetItem(text))
+        change = scores["after"]["average"] - scores["before"]["average"]
+        self.status.setText(f"STS average {scores['before']['average']:.2f} -> {scores['after']['average']:.2f} "
+                            f"({change:+.2f}).")
+
+    def _on_error(self, error) -> None:
+        self.status.setText(f"Scoring failed: {error}")
+
+    def _on_done(self) -> None:
+        self._scoring = False
+        self.completeChanged.emit()
+
+    def isComplete(self) -> bool:
+        return not self._scoring
+
+
+class QtExportPage(QWizardPage):
+    """Export to ONNX, register with the config and scores, optionally activate."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTitle("Export and use")
+        self.name = QLineEdit()
+        self.name.textChanged.connect(lambda: self.completeChanged.emit())
+        self.activate = QCheckBox("Make it the active model and re-index my documents in the background")
+        self.export_button = QPushButton("Export")
+        self.export_button.clicked.connect(self.export)
+        self.progress = QProgressBar()
+        self.status = _hint("")
+        form = QFormLayout(self)
+        form.addRow("Model name", self.name)
+        form.addRow("", _hint("The best checkpoint is exported to ONNX and registered with its "
+                              "training settings and scores."))
+        form.addRow("", self.activate)
+        form.addRow(self.export_button, self.progress)
+        form.addRow(self.status)
+        self._exporting = False
+
+    def initializePage(self) -> None:
+        config = self.wizard().finished.config
+        self.name.setText(f"{Path(config.base).name}-{'simcse' if config.lam is None else 'mixcse'}")
+        self.progress.setValue(0)
+
+    def export(self) -> None:
+        from engine.models import model_dir
+
+        wizard, name = self.wizard(), self.name.text().strip()
+        if model_dir(name, wizard.paths).exists():
+            self.status.setText(f"A model named '{name}' is already installed; choose another name.")
+            return
+        finished, scores, activate = wizard.finished, wizard.scores or {}, self.activate.isChecked()
+        sts_dir = Path(wizard.sts_dir) if wizard.sts_dir and scores else None
+
+        def export(progress):
+            from trainer.finish import finish_training
+
+            return finish_training(finished, name, sts_dir=sts_dir, sts_before=scores.get("before"),
+                                   activate=activate, paths=wizard.paths,
+                                   progress=lambda fraction, message: progress((fraction, message)))
+
+        self._exporting = True
+        self.export_button.setEnabled(False)
+        self.completeChanged.emit()
+        wizard.jobs.run_callback(export, yielded=self._on_progress, returned=self._on_registered,
+                                 errored=lambda e: self.status.setText(f"Export failed: {e}"), done=self._on_done)
+
+    def _on_progress(self, event) -> None:
+        fraction, message = event
+        self.progress.setValue(int(100 * fraction))
+        self.status.setText(message)
+
+    def _on_registered(self, manifest) -> None:
+        wizard = self.wizard()
+        wizard.manifest = manifest
+        self.progress.setValue(100)
+        text = f"Registered '{manifest.name}'."
+        if self.activate.isChecked():
+            text += " It is now the active model; your documents are re-encoded in the background."
+            wizard.model_activation_requested.emit(manifest.name)
+        self.status.setText(text)
+        wizard.registered.emit(manifest)
+
+    def _on_done(self) -> None:
+        self._exporting = False
+        self.export_button.setEnabled(self.wizard().manifest is None)
+        self.completeChanged.emit()
+
+    def isComplete(self) -> bool:
+        return self.wizard().manifest is not None and not self._exporting

@@ -1,0 +1,153 @@
+"""Tools > Train a model: the MixCSE training wizard.
+
+    >>> wizard = QtTrainWizard(library, sts_dir=Path("../shared/data/sts"), parent=window)
+    >>> wizard.model_activation_requested.connect(window.switch_model)
+    >>> wizard.show()
+
+Corpus -> base model -> settings -> advanced (lambda, tau) -> device -> run (live loss and
+dev-STS curves, ETA, cancel) -> results (STS before/after, alignment/uniformity) -> export
+and activate. Training is `trainer.train.train()` in a QtWorker; the results and the export
+are `trainer.finish` calls in workers too; activation asks the window to re-encode through
+its job queue (the same path as Settings > Use this model).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWizard
+
+from app.gui.qt_train_pages import QtAdvancedPage, QtBaseModelPage, QtCorpusPage, QtDevicePage, QtHyperPage
+from app.gui.qt_train_results import QtExportPage, QtResultsPage, QtRunPage
+from app.gui.qt_worker import QtWorker
+
+log = logging.getLogger(__name__)
+
+
+def default_sts_dir() -> Path | None:
+    """STS data for dev evaluation and the before/after scores: BABELFIND_SHARED_DATA or
+    ../shared/data beside the checkout; None when absent (training then skips evaluation)."""
+    from engine.errors import InputError
+    from trainer.evaluate import sts_dir_of
+
+    env = os.environ.get("BABELFIND_SHARED_DATA")
+    data = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+    try:
+        return sts_dir_of(data / "sts") if (data / "sts").is_dir() else sts_dir_of(data)
+    except InputError:
+        return None
+
+
+class QtWizardJobs(QObject):
+    """The wizard's background jobs: each in its own QtWorker, all stopped by shutdown()."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.workers: list[QtWorker] = []
+
+    def run(self, job, **slots) -> QtWorker:
+        """Runs generator `job`; `slots` may connect yielded, returned, cancelled, errored, done."""
+        return self._start(QtWorker(job, self), slots)
+
+    def run_callback(self, function: Callable, **slots) -> QtWorker:
+        """Runs `function(progress)` (see QtWorker.for_callback) with the same slots."""
+        return self._start(QtWorker.for_callback(function, self), slots)
+
+    def _start(self, worker: QtWorker, slots: dict) -> QtWorker:
+        done = slots.pop("done", None)
+        for name, slot in slots.items():
+            getattr(worker, name).connect(slot)
+        worker.finished.connect(lambda: self._finished(worker, done))
+        self.workers.append(worker)
+        worker.start()
+        return worker
+
+    def _finished(self, worker: QtWorker, done) -> None:
+        worker.wait()
+        if worker in self.workers:
+            self.workers.remove(worker)
+        worker.deleteLater()
+        if done is not None:
+            done()
+
+    def busy(self) -> bool:
+        return any(worker.isRunning() for worker in self.workers)
+
+    def shutdown(self) -> None:
+        for worker in list(self.workers):
+            worker.cancel()
+        for worker in list(self.workers):
+            worker.wait()
+
+
+class QtTrainWizard(QWizard):
+    """Trains, scores, exports and registers a model; see the module docstring.
+
+    Signals:
+        model_activation_requested(str): the new model was made active; the window
+            re-encodes the library with it (`QtMainWindow.switch_model`).
+        registered(object): the new model's ModelManifest.
+    """
+
+    model_activation_requested = Signal(str)
+    registered = Signal(object)
+
+    def __init__(self, library, *, sts_dir: Path | None = None, parent=None):
+        super().__init__(parent)
+        from engine.models import list_models
+
+        self.paths = library.paths
+        self.db_url = library.db_url
+        self.sts_dir = sts_dir if sts_dir is not None else default_sts_dir()
+        self.jobs = QtWizardJobs(self)
+        self.corpus = None  # trainer.corpus.Corpus counted on the first page
+        self.finished = None  # trainer.train.TrainFinished of the last run
+        self.scores: dict | None = None  # {"before": report dict, "after": report dict}
+        self.manifest = None  # the registered model
+        self.setWindowTitle("Train a model")
+        self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
+        self.setOption(QWizard.WizardOption.NoCancelButtonOnLastPage, True)
+        self.setButtonText(QWizard.WizardButton.CommitButton, "Export >")  # leaving the results page
+        self.resize(820, 640)
+        roots = [root.path for root in library.roots()]
+        self.corpus_page = QtCorpusPage(roots)
+        self.base_page = QtBaseModelPage([m.name for m in list_models(self.paths)])
+        self.hyper_page = QtHyperPage()
+        self.advanced_page = QtAdvancedPage()
+        self.device_page = QtDevicePage()
+        self.run_page = QtRunPage()
+        self.results_page = QtResultsPage()
+        self.export_page = QtExportPage()
+        for page in (self.corpus_page, self.base_page, self.hyper_page, self.advanced_page, self.device_page,
+                     self.run_page, self.results_page, self.export_page):
+            self.addPage(page)
+
+    def config(self):
+        """The `TrainConfig` the pages describe (the run folder is new for every run)."""
+        from trainer.config import TrainConfig
+
+        source = self.corpus_page.source()
+        hyper, advanced = self.hyper_page, self.advanced_page
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        return TrainConfig(
+            base=self.base_page.base(), corpus=source.paths, collection=source.collection,
+            out_dir=self.paths.home / "training" / f"run-{stamp}",
+            lam=advanced.lam_value(), tau=round(advanced.tau.value(), 4), lr=hyper.lr.value(),
+            batch_size=hyper.batch_size.value(), max_len=hyper.max_len.value(), epochs=hyper.epochs.value(),
+            max_steps=hyper.max_steps.value() or None, eval_steps=hyper.eval_steps.value(),
+            pooling=advanced.pooling.currentText(), device=self.device_page.device(),
+            sts_dir=str(self.sts_dir) if self.sts_dir else None,
+        )
+
+    def shutdown(self) -> None:
+        """Cancels training (the last checkpoint stays) and waits for every worker."""
+        self.jobs.shutdown()
+
+    def done(self, result: int) -> None:
+        self.shutdown()
+        super().done(result)

@@ -1,0 +1,147 @@
+"""The training wizard end to end on a tiny BERT: corpus -> train -> results -> export -> active."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import WordEncoder
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QWizard
+
+from app.gui.qt_main_window import QtMainWindow
+from app.gui.qt_tools import open_train_wizard
+from app.gui.qt_train_wizard import QtTrainWizard
+from app.gui.qt_worker import running_workers
+from engine.config import data_paths
+from engine.library import Library
+from engine.models import active_model_name, get_manifest
+from train_helpers import tiny_training_inputs, write_sts_tree
+
+TRAIN_TIMEOUT_MS = 240_000
+
+
+@pytest.fixture
+def library(babelfind_home):
+    lib = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    yield lib
+    lib.close()
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    model, corpus = tiny_training_inputs(tmp_path, sentences=64)
+    sts = tmp_path / "data" / "sts" / "original"
+    write_sts_tree(sts)
+    return model, corpus, sts
+
+
+def next_page(qtbot, wizard) -> None:
+    button = wizard.button(QWizard.WizardButton.NextButton)
+    assert button.isEnabled(), f"Next is disabled on {wizard.currentPage().title()!r}"
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def set_up_run(qtbot, wizard, model, corpus, *, max_steps: int) -> None:
+    """Drives the set-up pages as a user would, up to the run page."""
+    page = wizard.corpus_page
+    page.add_paths([corpus])
+    assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()  # not counted yet
+    qtbot.mouseClick(page.count_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: wizard.corpus is not None, timeout=60_000)
+    assert "64 sentences read" in page.counts.text() and "kept for training" in page.counts.text()
+    next_page(qtbot, wizard)
+    wizard.base_page.use_folder(model)
+    next_page(qtbot, wizard)
+    hyper = wizard.hyper_page
+    assert hyper.lr.value() == pytest.approx(3e-5) and hyper.batch_size.value() == 64  # the paper's
+    hyper.batch_size.setValue(40)
+    next_page(qtbot, wizard)  # 64 sentences are too few for batches of 40
+    assert wizard.currentPage() is hyper and "training needs at least 80" in hyper.problem.text()
+    hyper.lr.setValue(1e-3)
+    hyper.batch_size.setValue(8)
+    hyper.max_len.setValue(16)
+    hyper.max_steps.setValue(max_steps)
+    hyper.eval_steps.setValue(2)
+    next_page(qtbot, wizard)
+    assert wizard.advanced_page.lam.value() == pytest.approx(0.2) and wizard.advanced_page.tau.value() == pytest.approx(0.05)
+    next_page(qtbot, wizard)
+    device = wizard.device_page
+    assert "CPU" in device.group.buttons()[-1].text()
+    device.choose("cpu")
+    next_page(qtbot, wizard)
+    assert wizard.currentPage() is wizard.run_page
+
+
+def test_wizard_trains_scores_exports_registers_and_activates(qtbot, library, inputs):
+    model, corpus, sts = inputs
+    window = QtMainWindow(library, QSettings())
+    qtbot.addWidget(window)
+    try:
+        wizard = open_train_wizard(window, sts_dir=sts)
+        set_up_run(qtbot, wizard, model, corpus, max_steps=4)
+        run = wizard.run_page
+        qtbot.waitUntil(run.isComplete, timeout=TRAIN_TIMEOUT_MS)
+        assert [x for x, _ in run.loss_plot.points()] == [1, 2, 3, 4]
+        assert [x for x, _ in run.dev_plot.points()] == [2, 4]  # STS-B dev every 2 steps
+        assert "Done: 4 steps" in run.status.text()
+
+        next_page(qtbot, wizard)
+        results = wizard.results_page
+        qtbot.waitUntil(results.isComplete, timeout=TRAIN_TIMEOUT_MS)
+        labels = [results.table.item(r, 0).text() for r in range(results.table.rowCount())]
+        assert labels[-3:] == ["Average", "Alignment (lower is better)", "Uniformity (lower is better)"]
+        assert "STS-B" in labels and "SICK-R" in labels
+        before, after = wizard.scores["before"], wizard.scores["after"]
+        assert results.table.item(labels.index("Average"), 2).text() == f"{after['average']:.2f}"
+        assert after["alignment"] is not None and before["uniformity"] is not None
+
+        next_page(qtbot, wizard)
+        export = wizard.export_page
+        assert export.name.text() == "tiny-bert-mixcse"
+        export.name.setText("tiny-wizard")
+        export.activate.setChecked(True)
+        with qtbot.waitSignal(wizard.model_activation_requested, timeout=TRAIN_TIMEOUT_MS) as asked:
+            qtbot.mouseClick(export.export_button, Qt.MouseButton.LeftButton)
+        assert asked.args == ["tiny-wizard"]
+        qtbot.waitUntil(export.isComplete, timeout=10_000)
+
+        manifest = get_manifest("tiny-wizard", library.paths)
+        training = manifest.training
+        assert training["config"]["lam"] == 0.2 and training["config"]["batch_size"] == 8
+        assert training["sts_before"]["average"] == pytest.approx(before["average"])
+        assert training["sts_after"]["average"] == pytest.approx(after["average"], abs=1e-6)
+        assert active_model_name(library.paths) == "tiny-wizard"
+        # the window re-encodes the library through its job queue, as Settings does
+        qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=TRAIN_TIMEOUT_MS)
+        assert library.status().model == "tiny-wizard"
+        qtbot.mouseClick(wizard.button(QWizard.WizardButton.FinishButton), Qt.MouseButton.LeftButton)
+        assert not wizard.isVisible()
+    finally:
+        window.shutdown()
+    assert not running_workers()
+
+
+def test_cancel_during_training_leaves_no_thread_and_no_result(qtbot, library, inputs):
+    model, corpus, sts = inputs
+    wizard = QtTrainWizard(library, sts_dir=sts)
+    qtbot.addWidget(wizard)
+    wizard.show()
+    set_up_run(qtbot, wizard, model, corpus, max_steps=0)  # 0: all 20 epochs, far more than the test waits
+    run = wizard.run_page
+    qtbot.waitUntil(lambda: len(run.loss_plot.points()) >= 1, timeout=TRAIN_TIMEOUT_MS)
+    qtbot.mouseClick(run.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not run.running(), timeout=TRAIN_TIMEOUT_MS)
+    assert run.status.text().startswith("Cancelled")
+    assert wizard.finished is None and not run.isComplete()
+    assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+    assert not running_workers()
+
+
+def test_closing_the_wizard_mid_run_stops_training(qtbot, library, inputs):
+    model, corpus, sts = inputs
+    wizard = QtTrainWizard(library, sts_dir=None)
+    qtbot.addWidget(wizard)
+    wizard.show()
+    set_up_run(qtbot, wizard, model, corpus, max_steps=0)
+    qtbot.waitUntil(lambda: len(wizard.run_page.loss_plot.points()) >= 1, timeout=TRAIN_TIMEOUT_MS)
+    wizard.reject()  # the window's close button and Cancel both end here
+    assert not wizard.jobs.busy() and not running_workers()
