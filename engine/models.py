@@ -58,6 +58,8 @@ class ModelManifest:
     notes: str = ""
     pad_token_id: int = 0
     tokenizer_file: str = "tokenizer.json"
+    # family-specific text preparation (LASER: vocab file, punctuation language, case)
+    preprocessing: dict = field(default_factory=dict)
 
     def variant_file(self, variant: str) -> str | None:
         """The ONNX file of `variant`, or None when that variant was not produced."""
@@ -317,17 +319,23 @@ def load_encoder(
         ModelError naming the file when a model file is missing, damaged or not the
         kind of model the manifest says.
     """
-    from engine.encoders.onnx import OnnxEncoder, resolve_device
+    from engine.encoders.onnx import resolve_device
 
     paths = _paths(paths)
     name = name or active_model_name(paths)
     if not name:
         raise ModelError("no active model; run 'babelfind models use NAME'")
     manifest = get_manifest(name, paths)
-    if manifest.family != "transformer":
-        raise ModelError(f"model '{name}': family '{manifest.family}' cannot be served here")
     device = resolve_device(device)
     chosen = choose_variant(manifest, device, variant)
     folder = model_dir(name, paths)
-    verify_files(folder, manifest, [manifest.variant_file(chosen), manifest.tokenizer_file])
+    files = [manifest.variant_file(chosen), manifest.tokenizer_file]
+    if manifest.family == "laser":
+        from engine.encoders.laser_onnx import LaserOnnxEncoder, laser_vocab_file
+
+        verify_files(folder, manifest, files + [laser_vocab_file(manifest)])
+        return LaserOnnxEncoder(folder, manifest, variant=chosen, device=device)
+    from engine.encoders.onnx import OnnxEncoder
+
+    verify_files(folder, manifest, files)
     return OnnxEncoder(folder, manifest, variant=chosen, device=device)

@@ -115,6 +115,24 @@ def length_batches(lengths: Sequence[int], max_batch: int = MAX_BATCH,
     return batches
 
 
+def create_session(path: Path, providers: Sequence[str], threads: int):
+    """An ORT session for `path` (all graph optimisations, `threads` intra-op threads).
+
+    Raises:
+        ModelError naming `path` when ONNX Runtime cannot load it.
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    try:
+        return ort.InferenceSession(str(path), options, providers=list(providers))
+    except Exception as e:  # ORT raises its own Fail/InvalidGraph/... types
+        raise ModelError(f"{path} is not a loadable ONNX model: {e}", path) from e
+
+
 class OnnxEncoder:
     """An `Encoder` backed by an ONNX Runtime session and a fast `tokenizers` tokenizer."""
 
@@ -148,16 +166,7 @@ class OnnxEncoder:
         return tokenizer
 
     def _load_session(self, path: Path):
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        try:
-            session = ort.InferenceSession(str(path), options, providers=self.providers)
-        except Exception as e:  # ORT raises its own Fail/InvalidGraph/... types
-            raise ModelError(f"{path} is not a loadable ONNX model: {e}", path) from e
+        session = create_session(path, self.providers, self.threads)
         inputs = {i.name for i in session.get_inputs()}
         outputs = session.get_outputs()
         if not {"input_ids", "attention_mask"} <= inputs or len(outputs) != 1:

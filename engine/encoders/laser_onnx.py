@@ -1,0 +1,113 @@
+"""LASER (BiLSTM) sentence encoders served by ONNX Runtime; no torch.
+
+    >>> enc = LaserOnnxEncoder(folder, manifest)       # usually via engine.models.load_encoder
+    >>> enc.encode(["Hallo Welt", "Hello world"])      # float32 [2, 1024], unit rows
+
+The ONNX graph (made by trainer.laser) takes int64 `input_ids` [batch, seq] (right-padded
+with the pad id) and `lengths` [batch] (tokens per row, </s> included) and returns
+`embedding` [batch, dim]: max-pooled BiLSTM states, L2-normalised inside the graph.
+Text -> ids follows LASER's own preprocessing (engine.encoders.laser_tokenizer).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from engine.encoders.base import TextKind, l2_normalise
+from engine.encoders.laser_tokenizer import LaserTokenizer, read_vocab_json
+from engine.encoders.onnx import (CUDA_PROVIDER, choose_providers, create_session, length_batches,
+                                  physical_cores)
+from engine.errors import InputError, ModelError
+
+log = logging.getLogger(__name__)
+
+INPUT_NAMES = ("input_ids", "lengths")
+VOCAB_FILE = "laser_vocab.json"
+
+
+def laser_vocab_file(manifest) -> str:
+    """The token -> id file a LASER model folder serves with."""
+    return (manifest.preprocessing or {}).get("vocab_file", VOCAB_FILE)
+
+
+class LaserOnnxEncoder:
+    """An `Encoder` for a registered LASER model: LASER preprocessing + ORT session.
+
+    LASER has no query/passage prefixes; `kind` is checked and otherwise ignored.
+    """
+
+    def __init__(self, folder: Path, manifest, *, variant: str = "fp32", device: str = "auto",
+                 threads: int | None = None):
+        self.folder = Path(folder)
+        self.manifest = manifest
+        self.name = manifest.name
+        self.dim = int(manifest.dim)
+        self.variant = variant
+        self.pad_id = int(manifest.pad_token_id)
+        self.providers = choose_providers(device)
+        self.device = "cuda" if self.providers[0] == CUDA_PROVIDER else "cpu"
+        self.threads = threads or physical_cores()
+        self.model_path = self.folder / manifest.variant_file(variant)
+        self.tokenizer = self._load_tokenizer(manifest)
+        self.session = self._load_session(self.model_path)
+        warm = self.encode(["warm-up"])
+        if warm.shape != (1, self.dim):
+            raise ModelError(f"{self.model_path}: produced shape {warm.shape}, expected "
+                             f"(1, {self.dim})", self.model_path)
+
+    def _load_tokenizer(self, manifest) -> LaserTokenizer:
+        prep = manifest.preprocessing or {}
+        vocab = read_vocab_json(self.folder / laser_vocab_file(manifest))
+        return LaserTokenizer(self.folder / manifest.tokenizer_file, vocab,
+                              lang=prep.get("punct_lang", "en"),
+                              lower_case=bool(prep.get("lower_case", True)),
+                              max_length=int(manifest.max_length))
+
+    def _load_session(self, path: Path):
+        session = create_session(path, self.providers, self.threads)
+        inputs = tuple(i.name for i in session.get_inputs())
+        outputs = session.get_outputs()
+        if sorted(inputs) != sorted(INPUT_NAMES) or len(outputs) != 1:
+            raise ModelError(
+                f"{path}: not a LASER graph: expected inputs {list(INPUT_NAMES)} and one "
+                f"output, found inputs {list(inputs)} and {len(outputs)} outputs", path)
+        shape = outputs[0].shape
+        if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != self.dim):
+            raise ModelError(
+                f"{path}: output shape {shape} is not [batch, {self.dim}] as the manifest says",
+                path)
+        self.providers = session.get_providers()
+        return session
+
+    def tokenize(self, texts: Sequence[str], kind: TextKind = "passage") -> list[list[int]]:
+        """Token ids per text (</s> last), after LASER's preprocessing."""
+        if kind not in ("query", "passage"):
+            raise InputError(f"unknown text kind {kind!r}; use 'query' or 'passage'")
+        return self.tokenizer.batch_ids(texts)
+
+    def encode(self, texts: Sequence[str], kind: TextKind = "passage") -> np.ndarray:
+        """float32 [len(texts), dim], unit rows, in input order."""
+        if isinstance(texts, str):
+            raise InputError("encode() takes a list of texts, not one string")
+        ids = self.tokenize(list(texts), kind)
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
+        for batch in length_batches([len(x) for x in ids]):
+            out[batch] = self._run([ids[i] for i in batch])
+        return l2_normalise(out)
+
+    def _run(self, rows: list[list[int]]) -> np.ndarray:
+        # input_ids: int64 [batch, longest], right-padded; lengths: int64 [batch]
+        lengths = np.array([len(r) for r in rows], dtype=np.int64)
+        input_ids = np.full((len(rows), int(lengths.max())), self.pad_id, dtype=np.int64)
+        for i, row in enumerate(rows):
+            input_ids[i, :len(row)] = row
+        feeds = {"input_ids": input_ids, "lengths": lengths}
+        return np.asarray(self.session.run(None, feeds)[0], dtype=np.float32)
+
+    def __repr__(self) -> str:
+        return (f"LaserOnnxEncoder({self.name!r}, dim={self.dim}, variant={self.variant!r}, "
+                f"device={self.device!r}, threads={self.threads})")
