@@ -100,9 +100,11 @@ def test_add_remove_round_trip_matches_reference(config):
     if config is SMALL:
         assert index.kind == "ivf"
         # Every list probed: IVF must then equal the exact reference.
-        index = VectorIndex.build(DIM, ref_ids, ref_vectors, config=VectorIndexConfig(exact_max=1_000, nprobe=10**6))
+        every_list = VectorIndexConfig(exact_max=1_000, nprobe=10**6)
+        index = VectorIndex.build(DIM, ref_ids, ref_vectors, config=every_list)
     queries = _sphere(rng, 5)
-    np.testing.assert_array_equal(index.search(queries, 10)[1], _brute_force(ref_ids, ref_vectors, queries, 10)[1])
+    truth = _brute_force(ref_ids, ref_vectors, queries, 10)[1]
+    np.testing.assert_array_equal(index.search(queries, 10)[1], truth)
 
 
 @pytest.mark.parametrize("config", [VectorIndexConfig(), SMALL], ids=["flat", "ivf"])
@@ -366,7 +368,12 @@ def test_gpu_detection_and_forced_gpu_without_one():
             VectorIndex(DIM, config=VectorIndexConfig(use_gpu="always"))
 
 
-@pytest.mark.parametrize("config", [VectorIndexConfig(use_gpu="always"), VectorIndexConfig(exact_max=1_000, nprobe=8, min_scanned=0, use_gpu="always")], ids=["flat", "ivf"])
+@pytest.mark.parametrize(
+    "config",
+    [VectorIndexConfig(use_gpu="always"),
+     VectorIndexConfig(exact_max=1_000, nprobe=8, min_scanned=0, use_gpu="always")],
+    ids=["flat", "ivf"],
+)
 def test_gpu_copy_is_refreshed_after_changes(monkeypatch, config):
     """Stands a CPU clone in for the GPU copy to test when the copy is made and remade."""
     import engine.vectors as vectors_module
