@@ -5,8 +5,9 @@
 Layout: [FAISS index bytes][JSON trailer][trailer length u32][trailer CRC32 u32][MAGIC]
 (little endian). The trailer comes last because the payload's length and CRC32 are only
 known once it is written, and a magic tail makes truncation obvious. Writes go to a temp
-file in the same directory, are fsynced, then `os.replace`d over the old file, so a crash at any moment leaves either
-the old or the new complete file (plus at worst a stray temp file, removed next time).
+file in the same directory, are fsynced, then `os.replace`d over the old file, so a crash
+at any moment leaves either the old or the new complete file (plus at worst a stray temp
+file, removed by the next save).
 """
 
 from __future__ import annotations
