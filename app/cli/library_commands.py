@@ -105,19 +105,18 @@ def _print_summary(summary: IndexSummary, as_json: bool) -> None:
 
 
 def run_index(args) -> int:
-    library = open_library(args)
-    try:
-        summary = drive(library.index_paths(args.paths), show_progress=sys.stderr.isatty())
-    finally:
-        library.close()
-    _print_summary(summary, args.json)
-    return 0
+    return _index_with(args, lambda library: library.index_paths(args.paths))
 
 
 def run_reindex(args) -> int:
+    return _index_with(args, lambda library: library.reindex())
+
+
+def _index_with(args, start) -> int:
+    """Opens the library, drives `start(library)`'s events, prints the summary."""
     library = open_library(args)
     try:
-        summary = drive(library.reindex(), show_progress=sys.stderr.isatty())
+        summary = drive(start(library), show_progress=sys.stderr.isatty())
     finally:
         library.close()
     _print_summary(summary, args.json)
