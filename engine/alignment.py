@@ -211,12 +211,15 @@ def _fill(sides: _Sides, lows: np.ndarray, width: int, config: AlignConfig) -> n
         cand = np.full((4, width), -np.inf)
         if i >= 1:
             vec, avg = sides.src[i - 1], sides.avg_src[i - 1]
-            cand[0] = _gather(prev, lows[i - 1], cols - 1) + _gains(vec, avg, sides.tgt, sides.avg_tgt, cols - 1, floor)
-            cand[1] = _gather(prev, lows[i - 1], cols - 2) + _gains(vec, avg, sides.tgt2, sides.avg_tgt2, cols - 2, floor)
+            single = _gains(vec, avg, sides.tgt, sides.avg_tgt, cols - 1, floor)
+            joined = _gains(vec, avg, sides.tgt2, sides.avg_tgt2, cols - 2, floor)
+            cand[0] = _gather(prev, lows[i - 1], cols - 1) + single
+            cand[1] = _gather(prev, lows[i - 1], cols - 2) + joined
             cand[3] = _gather(prev, lows[i - 1], cols) - skip
         if i >= 2:
             vec, avg = sides.src2[i - 2], sides.avg_src2[i - 2]
-            cand[2] = _gather(prev2, lows[i - 2], cols - 1) + _gains(vec, avg, sides.tgt, sides.avg_tgt, cols - 1, floor)
+            joined = _gains(vec, avg, sides.tgt, sides.avg_tgt, cols - 1, floor)
+            cand[2] = _gather(prev2, lows[i - 2], cols - 1) + joined
         best = cand.argmax(axis=0)
         a = cand[best, np.arange(width)]
         if i == 0:

@@ -24,10 +24,13 @@ import numpy as np
 from engine.encoders.base import l2_normalise
 
 
-def kmeans_centroids(vectors: np.ndarray, n_cells: int, *, iterations: int = 6, sample_per_cell: int = 20, seed: int = 0) -> np.ndarray:
+def kmeans_centroids(
+    vectors: np.ndarray, n_cells: int, *, iterations: int = 6, sample_per_cell: int = 20, seed: int = 0
+) -> np.ndarray:
     """Unit-length centroids [n_cells, d] of spherical k-means on a sample of `vectors`."""
     rng = np.random.default_rng(seed)
-    sample = vectors[rng.choice(len(vectors), size=min(len(vectors), sample_per_cell * n_cells), replace=False)]
+    size = min(len(vectors), sample_per_cell * n_cells)
+    sample = vectors[rng.choice(len(vectors), size=size, replace=False)]
     centroids = sample[rng.choice(len(sample), size=n_cells, replace=False)].copy()
     for _ in range(iterations):
         assign = np.argmax(sample @ centroids.T, axis=1)
@@ -73,7 +76,10 @@ def _search_cells(queries, probes, base, base_cell, k, n_cells) -> Generator[int
             rows, slots = np.divmod(entries, nprobe)
             sims = queries[rows] @ base[members].T  # [queries probing the cell, members]
             take = min(k, len(members))
-            top = np.argpartition(-sims, take - 1, axis=1)[:, :take] if take < len(members) else np.broadcast_to(np.arange(take), (len(rows), take))
+            if take < len(members):
+                top = np.argpartition(-sims, take - 1, axis=1)[:, :take]
+            else:
+                top = np.broadcast_to(np.arange(take), (len(rows), take))
             cols = slots[:, None] * k + np.arange(take)
             cand_sims[rows[:, None], cols] = np.take_along_axis(sims, top, axis=1)
             cand_ids[rows[:, None], cols] = members[top]
@@ -98,8 +104,11 @@ def clustered_neighbours_steps(
     src_probes = nearest_cells(src, centroids, nprobe)
     tgt_probes = nearest_cells(tgt, centroids, nprobe)
     yield "cluster", 1, 1
-    fwd = yield from _staged("search source", _search_cells(src, src_probes, tgt, tgt_probes[:, 0], min(k, len(tgt)), n_cells), n_cells)
-    bwd = yield from _staged("search target", _search_cells(tgt, tgt_probes, src, src_probes[:, 0], min(k, len(src)), n_cells), n_cells)
+    # A vector lives in its nearest cell (column 0) and searches its `nprobe` nearest.
+    fwd_steps = _search_cells(src, src_probes, tgt, tgt_probes[:, 0], min(k, len(tgt)), n_cells)
+    fwd = yield from _staged("search source", fwd_steps, n_cells)
+    bwd_steps = _search_cells(tgt, tgt_probes, src, src_probes[:, 0], min(k, len(src)), n_cells)
+    bwd = yield from _staged("search target", bwd_steps, n_cells)
     return fwd[0], fwd[1], bwd[0], bwd[1]
 
 
