@@ -1,0 +1,63 @@
+"""`babelfind index | search | status | forget | reindex` end to end with the bundled model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+
+SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.slow
+def test_index_search_status_forget(default_models, capsys, tmp_path):
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    for name in ("gletscher_de.txt", "transsib_ru.txt", "pain_au_levain_fr.pdf"):
+        (corpus / name).write_bytes((SAMPLE / name).read_bytes())
+    (corpus / "broken.pdf").write_bytes(b"%PDF-1.4 truncated")
+
+    code, out, _ = run(capsys, "index", str(corpus))
+    assert code == 0
+    assert "indexed 3, unchanged 0, removed 0, skipped 1" in out
+    assert "broken.pdf" in out
+
+    code, out, _ = run(capsys, "search", "why are the glaciers in the Alps shrinking", "--json", "-k", "2")
+    results = json.loads(out)
+    assert code == 0 and Path(results[0]["path"]).name == "gletscher_de.txt"
+    assert {"path", "score", "language", "snippet", "start", "end", "page"} <= set(results[0])
+    assert Path(results[0]["path"]).is_absolute() and results[0]["language"] == "de"
+
+    code, out, _ = run(capsys, "search", "baking bread in a hot oven", "--type", "pdf", "--json")
+    assert json.loads(out)[0]["page"] in (2, 3)
+
+    code, out, _ = run(capsys, "status", "--json")
+    status = json.loads(out)
+    assert (status["documents"], status["failed"]) == (3, 1)
+    assert status["model"] == "multilingual-e5-small"
+
+    code, out, _ = run(capsys, "index", str(corpus))
+    assert "indexed 0, unchanged 4" in out
+
+    code, out, _ = run(capsys, "forget", str(corpus / "transsib_ru.txt"))
+    assert code == 0 and "removed 1" in out
+    code, out, _ = run(capsys, "reindex")
+    assert code == 0 and "indexed 1" in out  # the forgotten file is back: it is still in the root
+
+
+def test_user_mistakes_are_one_line_errors(default_models, capsys, tmp_path):
+    code, out, err = run(capsys, "index", str(tmp_path / "missing"))
+    assert code == 1 and err.count("\n") == 1 and "no such file or folder" in err
+    code, out, err = run(capsys, "forget", str(tmp_path))
+    assert code == 1 and err.startswith("babelfind: error:") and "not indexed" in err
+    code, out, err = run(capsys, "--db", "postgresql+psycopg://x:y@127.0.0.1:1/none?connect_timeout=1", "status")
+    assert code == 1 and "cannot open the database" in err and "Traceback" not in err
