@@ -43,19 +43,24 @@ def training_sentences(count: int = 400, seed: int = 0) -> list[str]:
     return out
 
 
+_SPM_CACHE: dict[int, bytes] = {}  # vocab size -> model bytes; trained once per process
+
+
 def train_spm(folder: Path, vocab_size: int = 180) -> Path:
     """A unigram SentencePiece model trained on `training_sentences()`; returns the .spm."""
+    import io
+
     import sentencepiece
 
-    text = folder / "spm_train.txt"
-    text.write_text("\n".join(training_sentences()), encoding="utf-8")
-    prefix = folder / "tiny"
-    sentencepiece.SentencePieceTrainer.train(
-        input=str(text), model_prefix=str(prefix), vocab_size=vocab_size,
-        character_coverage=1.0, model_type="unigram", num_threads=1,
-        minloglevel=2)
+    if vocab_size not in _SPM_CACHE:
+        model = io.BytesIO()
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(training_sentences()), model_writer=model,
+            vocab_size=vocab_size, character_coverage=1.0, model_type="unigram",
+            num_threads=1, minloglevel=2)
+        _SPM_CACHE[vocab_size] = model.getvalue()
     spm = folder / "tiny.spm"
-    (folder / "tiny.model").rename(spm)
+    spm.write_bytes(_SPM_CACHE[vocab_size])
     return spm
 
 
