@@ -366,7 +366,8 @@ class QtMiningPanel(QWidget):
             QApplication.clipboard().setText("\n".join(lines) + "\n")
 
     def _choose_export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export pairs", "pairs.tsv", "Tab-separated (*.tsv);;TMX 1.4 (*.tmx)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export pairs", "pairs.tsv",
+                                              "Tab-separated (*.tsv);;TMX 1.4 (*.tmx)")
         if path:
             self.export_pairs(Path(path))
 

@@ -312,7 +312,8 @@ class QtDevicePage(QWizardPage):
             self.layout_.addWidget(button)
         self.group.buttons()[0].setChecked(True)
         gpus = sum(1 for d, _ in found if d == "cuda")
-        self.detected.setText(f"Detected {gpus} GPU(s) and the CPU." if gpus else "Detected no GPU; training runs on the CPU.")
+        self.detected.setText(f"Detected {gpus} GPU(s) and the CPU." if gpus
+                              else "Detected no GPU; training runs on the CPU.")
         self.layout_.addStretch(1)
 
     def choose(self, device: str) -> None:

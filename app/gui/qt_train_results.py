@@ -53,8 +53,8 @@ def score_rows(before: dict | None, after: dict) -> list[tuple[str, str, str]]:
 
     rows = [(TASK_NAMES.get(task, task), fmt(before, None, task), fmt(after, None, task)) for task in after["scores"]]
     rows.append(("Average", fmt(before, "average"), fmt(after, "average")))
-    rows.append(("Alignment (lower is better)", fmt(before, "alignment", digits=4), fmt(after, "alignment", digits=4)))
-    rows.append(("Uniformity (lower is better)", fmt(before, "uniformity", digits=4), fmt(after, "uniformity", digits=4)))
+    for key in ("alignment", "uniformity"):
+        rows.append((f"{key.capitalize()} (lower is better)", fmt(before, key, digits=4), fmt(after, key, digits=4)))
     return rows
 
 

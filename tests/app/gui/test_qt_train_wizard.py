@@ -9,12 +9,15 @@ from PySide6.QtWidgets import QWizard
 
 from app.gui.qt_main_window import QtMainWindow
 from app.gui.qt_tools import open_train_wizard
+from app.gui.qt_train_pages import corpus_counts_text
+from app.gui.qt_train_results import eta_text, score_rows
 from app.gui.qt_train_wizard import QtTrainWizard
 from app.gui.qt_worker import running_workers
 from engine.config import data_paths
 from engine.library import Library
 from engine.models import active_model_name, get_manifest
 from train_helpers import tiny_training_inputs, write_sts_tree
+from trainer.corpus import CorpusStats
 
 TRAIN_TIMEOUT_MS = 240_000
 
@@ -62,7 +65,8 @@ def set_up_run(qtbot, wizard, model, corpus, *, max_steps: int) -> None:
     hyper.max_steps.setValue(max_steps)
     hyper.eval_steps.setValue(2)
     next_page(qtbot, wizard)
-    assert wizard.advanced_page.lam.value() == pytest.approx(0.2) and wizard.advanced_page.tau.value() == pytest.approx(0.05)
+    advanced = wizard.advanced_page
+    assert advanced.lam.value() == pytest.approx(0.2) and advanced.tau.value() == pytest.approx(0.05)
     next_page(qtbot, wizard)
     device = wizard.device_page
     assert "CPU" in device.group.buttons()[-1].text()
@@ -145,3 +149,18 @@ def test_closing_the_wizard_mid_run_stops_training(qtbot, library, inputs):
     qtbot.waitUntil(lambda: len(wizard.run_page.loss_plot.points()) >= 1, timeout=TRAIN_TIMEOUT_MS)
     wizard.reject()  # the window's close button and Cancel both end here
     assert not wizard.jobs.busy() and not running_workers()
+
+
+def test_result_rows_eta_and_counts_texts():
+    before = {"scores": {"STS12": 50.0, "STSBenchmark": 60.0}, "average": 55.0, "alignment": 0.31, "uniformity": -2.5}
+    after = {"scores": {"STS12": 52.5, "STSBenchmark": 61.25}, "average": 56.875, "alignment": 0.2, "uniformity": -3.1}
+    assert score_rows(before, after) == [
+        ("STS12", "50.00", "52.50"), ("STS-B", "60.00", "61.25"), ("Average", "55.00", "56.88"),
+        ("Alignment (lower is better)", "0.3100", "0.2000"), ("Uniformity (lower is better)", "-2.5000", "-3.1000"),
+    ]
+    assert score_rows(None, after)[0] == ("STS12", "", "52.50")
+    assert eta_text(42) == "about 42 s left" and eta_text(600) == "about 10 min left"
+    assert eta_text(3 * 3600) == "about 3.0 h left" and eta_text(float("nan")) == ""
+    stats = CorpusStats(files=2, files_failed=1, read=100, duplicates=5, too_short=3, too_long=2, kept=90)
+    assert corpus_counts_text(stats) == ("2 files (1 unreadable), 100 sentences read: 5 duplicates, 3 too short, "
+                                         "2 too long; 90 kept for training")
