@@ -131,3 +131,48 @@ def test_missing_spm_model_is_named(laser_files, tmp_path):
     not_spm.write_bytes(b"\x00garbage" * 10)
     with pytest.raises(ModelError, match="not a SentencePiece model"):
         LaserTokenizer(not_spm, {})
+
+
+def test_zip_export_and_import_keep_the_laser_model(registered, tmp_path):
+    from engine.encoders.laser_onnx import LaserOnnxEncoder
+    from engine.models import export_model, import_model
+
+    paths, manifest = registered
+    archive = export_model("tiny-laser", tmp_path / "tiny-laser.zip", paths)
+    other = DataPaths(tmp_path / "other-home")
+    imported = import_model(archive, other)
+    assert imported.family == "laser" and imported.preprocessing == manifest.preprocessing
+    encoder = load_encoder("tiny-laser", paths=other, device="cpu")
+    assert isinstance(encoder, LaserOnnxEncoder)
+    original = load_encoder("tiny-laser", paths=paths, device="cpu")
+    np.testing.assert_array_equal(encoder.encode(TEXTS), original.encode(TEXTS))
+
+
+def test_transformer_graph_under_a_laser_manifest_is_named(registered, tmp_path):
+    import shutil
+
+    import onnx
+    from onnx import TensorProto, helper
+
+    from engine.models import read_manifest, write_manifest
+
+    paths, _ = registered
+    copy = DataPaths(tmp_path / "home")
+    shutil.copytree(paths.models, copy.models)
+    folder = model_dir("tiny-laser", copy)
+    # a transformer-style graph: input_ids + attention_mask -> [batch, 16]
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["input_ids"], ["ids_f"], to=TensorProto.FLOAT),
+         helper.make_node("ReduceMean", ["ids_f"], ["mean"], axes=[1], keepdims=1),
+         helper.make_node("Tile", ["mean", "reps"], ["embedding"])],
+        "not-laser",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", 16])],
+        [helper.make_tensor("reps", TensorProto.INT64, [2], [1, 16])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              folder / "model.onnx")
+    write_manifest(folder, read_manifest(folder))
+    with pytest.raises(ModelError, match="not a LASER graph") as excinfo:
+        load_encoder("tiny-laser", paths=copy, device="cpu")
+    assert excinfo.value.path == folder / "model.onnx"
