@@ -16,7 +16,7 @@ from app.gui.qt_worker import running_workers
 from engine.config import data_paths
 from engine.library import Library
 from engine.models import active_model_name, get_manifest
-from train_helpers import tiny_training_inputs, write_sts_tree
+from train_helpers import make_sentences, tiny_training_inputs, write_sts_tree
 from trainer.corpus import CorpusStats
 
 TRAIN_TIMEOUT_MS = 240_000
@@ -164,3 +164,24 @@ def test_result_rows_eta_and_counts_texts():
     stats = CorpusStats(files=2, files_failed=1, read=100, duplicates=5, too_short=3, too_long=2, kept=90)
     assert corpus_counts_text(stats) == ("2 files (1 unreadable), 100 sentences read: 5 duplicates, 3 too short, "
                                          "2 too long; 90 kept for training")
+
+
+def test_an_indexed_collection_is_counted_from_the_store(qtbot, library, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    sentences = make_sentences(40, seed=3)
+    text = ". ".join(s.capitalize() for s in sentences) + "."
+    (folder / "notes.txt").write_text(text, encoding="utf-8")
+    for _ in library.index_paths([folder]):
+        pass
+    wizard = QtTrainWizard(library, sts_dir=None)
+    qtbot.addWidget(wizard)
+    wizard.show()
+    page = wizard.corpus_page
+    page.use(str(folder))
+    assert page.use_collection.isChecked() and wizard.corpus is None
+    qtbot.mouseClick(page.count_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: wizard.corpus is not None, timeout=60_000)
+    assert 0 < wizard.corpus.stats.kept <= 40
+    assert all(sentence in text for sentence in wizard.corpus.sentences)  # the stored passages' sentences
+    assert wizard.config().collection == str(folder) and wizard.config().corpus == ()
