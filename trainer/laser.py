@@ -47,8 +47,10 @@ PARAM_NAMES = ("num_embeddings", "padding_idx", "embed_dim", "hidden_size", "num
 SPM_FILE = "laser.spm"
 CVOCAB_FILE = "laser.cvocab"
 MAX_LENGTH = 1024  # tokens per text, </s> included; LASER itself never truncates
-# share of the .cvocab tokens whose id must match the checkpoint's dictionary
-CVOCAB_MIN_AGREEMENT = 0.99
+# Below these shares the files do not belong together: .cvocab tokens whose id matches
+# the checkpoint's dictionary, and SentencePiece pieces the dictionary knows.
+CVOCAB_MIN_AGREEMENT = 0.5
+SPM_MIN_COVERAGE = 0.5
 
 
 class LaserLstm(nn.Module):
@@ -296,6 +298,7 @@ def _export_into(work: Path, encoder: LaserLstm, params: dict, vocab: dict, spm_
     tokenizer = LaserTokenizer(spm_model, vocab, lang=punct_lang, max_length=MAX_LENGTH)
     shutil.copyfile(spm_model, work / SPM_FILE)
     (work / VOCAB_FILE).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    spm_check = check_spm_coverage(tokenizer, vocab)
     cvocab_check = {}
     if cvocab is not None:
         cvocab_check = check_cvocab(Path(cvocab), vocab)
@@ -313,18 +316,38 @@ def _export_into(work: Path, encoder: LaserLstm, params: dict, vocab: dict, spm_
                        "non_printing": "to space", "moses_punct": "perl parity, Moses 4.0 quotes",
                        "eos": True, "bos": False, "padding": "right",
                        "l2_normalised": "in the ONNX graph", "params": params,
-                       "cvocab": cvocab_check},
+                       "spm": spm_check, "cvocab": cvocab_check},
     )
     progress(0.6, "checking parity with torch")
     parity = laser_parity(encoder, tokenizer, work, manifest)
     return replace(manifest, export_parity=parity)
 
 
+def check_spm_coverage(tokenizer: LaserTokenizer, vocab: dict[str, int]) -> dict:
+    """Share of the SentencePiece model's pieces that the checkpoint's dictionary knows.
+
+    Raises:
+        ModelError naming the .spm when under half are known: its pieces would mostly
+        become <unk>, so it is not the model the checkpoint was trained with.
+    """
+    spm = tokenizer.spm
+    pieces = [spm.id_to_piece(i) for i in range(spm.get_piece_size())
+              if not (spm.is_unknown(i) or spm.is_control(i))]
+    known = sum(piece in vocab for piece in pieces)
+    if not pieces or known / len(pieces) < SPM_MIN_COVERAGE:
+        raise ModelError(f"{tokenizer.spm_path}: the checkpoint's dictionary knows only {known} "
+                         f"of its {len(pieces)} pieces; is it the checkpoint's SentencePiece "
+                         f"model?", tokenizer.spm_path)
+    return {"pieces": len(pieces), "known": known}
+
+
 def check_cvocab(path: Path, vocab: dict[str, int]) -> dict:
     """How well a `.cvocab` agrees with the checkpoint's dictionary (token i -> id i + 4).
 
+    The checkpoint's dictionary gives the ids (as in LASER); the .cvocab is a cross-check.
+
     Raises:
-        ModelError naming `path` when under 99% of its tokens agree: the files do not
+        ModelError naming `path` when under half of its tokens agree: the files do not
         belong together (a LASER3 vocabulary beside LASER2 weights, say).
     """
     tokens = read_cvocab(path)

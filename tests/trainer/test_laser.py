@@ -115,6 +115,7 @@ def test_export_registers_laser_model(laser_files, tmp_path):
     assert manifest.family == "laser" and manifest.dim == 16 and manifest.pooling == "max"
     assert manifest.export_parity["min_cosine"] >= 0.9999
     assert manifest.preprocessing["cvocab"]["agreeing"] == manifest.preprocessing["cvocab"]["tokens"]
+    assert manifest.preprocessing["spm"]["known"] == manifest.preprocessing["spm"]["pieces"]
     assert manifest.preprocessing["l2_normalised"] == "in the ONNX graph"
     assert {"model.onnx", "laser.spm", "laser_vocab.json", "laser.cvocab"} <= set(manifest.files)
     assert manifest.licence and manifest.source and steps[-1] == 1.0
@@ -177,3 +178,26 @@ def test_cvocab_of_another_model_is_refused(laser_files, tmp_path):
         export_laser(laser_files.checkpoint, laser_files.spm, wrong, "wrong", paths=paths)
     assert excinfo.value.path == wrong
     assert not (paths.models / "wrong").exists()
+
+
+def test_spm_model_of_another_checkpoint_is_refused(laser_files, tmp_path):
+    state = torch.load(laser_files.checkpoint, weights_only=True)
+    state["dictionary"] = {f"zz{token}": i for token, i in state["dictionary"].items()}
+    checkpoint = tmp_path / "other-dictionary.pt"
+    torch.save(state, checkpoint)
+    paths = DataPaths(tmp_path / "home")
+    with pytest.raises(ModelError, match="SentencePiece model") as excinfo:
+        export_laser(checkpoint, laser_files.spm, None, "wrong", paths=paths)
+    assert excinfo.value.path == laser_files.spm
+    assert not (paths.models / "wrong").exists()
+
+
+def test_cvocab_with_a_few_differences_is_recorded_not_refused(laser_files, tmp_path, caplog):
+    nearly = tmp_path / "nearly.cvocab"
+    lines = laser_files.cvocab.read_text(encoding="utf-8").splitlines()
+    lines[3] = "▁not-in-the-dictionary 5"
+    nearly.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    manifest = export_laser(laser_files.checkpoint, laser_files.spm, nearly, "nearly",
+                            paths=DataPaths(tmp_path / "home"))
+    assert manifest.preprocessing["cvocab"] == {"tokens": len(lines), "agreeing": len(lines) - 1}
+    assert "1 of" in caplog.text and "nearly.cvocab" in caplog.text
