@@ -47,6 +47,10 @@ def test_preprocessing_follows_laser(laser_files):
     # Moses punctuation (Perl parity, 4.0 quotes), then lower case
     assert tok.preprocess("He said «Hello» — ‘OK’ 3 %") == 'he said "hello" - "ok" 3%'
     assert tokenizer(laser_files, lower_case=False).preprocess("ÉTÉ") == "ÉTÉ"
+    # the inputs of laser_encoders' own tokenizer tests, at the text level
+    assert tok.preprocess("Hello, \tWorld! ABC\x1f123") == "hello, world! abc 123"
+    assert tok.preprocess("Hello!!! How are you??? I'm doing great.") == (
+        "hello!!! how are you??? i'm doing great.")
 
 
 def test_ids_end_with_eos_and_map_unknown_pieces(laser_files):

@@ -201,3 +201,35 @@ def test_cvocab_with_a_few_differences_is_recorded_not_refused(laser_files, tmp_
                             paths=DataPaths(tmp_path / "home"))
     assert manifest.preprocessing["cvocab"] == {"tokens": len(lines), "agreeing": len(lines) - 1}
     assert "1 of" in caplog.text and "nearly.cvocab" in caplog.text
+
+
+# laser_encoders' own test: LASER2's raw vector of this sentence begins with these values
+OFFICIAL_SENTENCE = "This is a test sentence."
+OFFICIAL_PIECES = "▁this ▁is ▁a ▁test ▁sent ence .".split()
+OFFICIAL_LASER2_HEAD = [1.0424625e-02, 6.3254288e-03, -3.0326222e-05, 9.0334769e-03,
+                        2.9379339e-04, 4.4892207e-03, 2.3345212e-03, -9.4273005e-04,
+                        -1.5715354e-04, 2.0958080e-03]
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_official_laser2_checkpoint_gives_published_vector(shared_data, tmp_path):
+    """Runs when laser2.pt/.spm/.cvocab are placed in ../shared/data/laser/."""
+    from engine.encoders.laser_tokenizer import LaserTokenizer
+    from engine.models import load_encoder
+
+    folder = shared_data / "laser"
+    files = [folder / f"laser2.{ext}" for ext in ("pt", "spm", "cvocab")]
+    if not all(f.is_file() for f in files):
+        pytest.skip(f"official LASER2 files not found in {folder}")
+    module, _, vocab = load_laser_checkpoint(files[0])
+    tokenizer = LaserTokenizer(files[1], vocab)
+    assert tokenizer.pieces(OFFICIAL_SENTENCE) == OFFICIAL_PIECES
+    tokens = torch.tensor([tokenizer.ids(OFFICIAL_SENTENCE)])
+    with torch.no_grad():
+        raw = module(tokens, torch.tensor([tokens.shape[1]]))[0]
+    np.testing.assert_allclose(raw[:10].numpy(), OFFICIAL_LASER2_HEAD, atol=1e-3)
+    paths = DataPaths(tmp_path / "home")
+    export_laser(files[0], files[1], files[2], "laser2", paths=paths)
+    served = load_encoder("laser2", paths=paths, device="cpu").encode([OFFICIAL_SENTENCE])[0]
+    np.testing.assert_allclose(served, (raw / raw.norm()).numpy(), atol=1e-5)
