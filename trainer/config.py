@@ -132,3 +132,22 @@ class TrainConfig:
 
     def with_changes(self, **changes) -> TrainConfig:
         return replace(self, **changes)
+
+
+# One line per setting a front end shows (the wizard puts lam and tau on an advanced page).
+FIELD_HELP = {
+    "base": "the model to start from: an installed model or a transformers folder",
+    "lr": "how big each update is; 3e-5 suits base-size models, 1e-5 large ones",
+    "batch_size": "sentences compared with each other per step; more gives harder negatives",
+    "max_len": "tokens kept per sentence while training; longer is slower",
+    "epochs": "how many times the corpus is read; MixCSE needs one",
+    "max_steps": "stop after this many steps even if the epochs are not done",
+    "eval_steps": "how often the model is scored on STS-B dev; the best score is kept",
+    "pooling": "how a sentence vector is read out: [CLS] (+ MLP while training) or the mean",
+    "device": "where training runs: a CUDA GPU when there is one, else the CPU",
+    "seed": "the same seed and settings repeat a run exactly",
+    "lam": "advanced: share of the positive in each mixed hard negative (0.2 in the paper)",
+    "tau": "advanced: temperature; lower makes the model separate sentences more sharply",
+}
+ADVANCED_FIELDS = ("lam", "tau", "loss_variant", "loss_impl", "bidirectional", "stop_grad",
+                   "grad_accum", "weight_decay", "max_grad_norm", "bf16")
