@@ -221,3 +221,14 @@ def test_available_devices_lists_the_cpu_last():
     assert devices[-1][0] == "cpu"
     assert all(kind == "cuda" for kind, _ in devices[:-1])
     assert len(devices) == 1 + (torch.cuda.device_count() if torch.cuda.is_available() else 0)
+
+
+def test_config_round_trips_through_json_and_help_names_real_fields(tmp_path):
+    from trainer.config import ADVANCED_FIELDS, FIELD_HELP
+
+    config = TrainConfig(base="x", corpus=("a", "b"), out_dir=tmp_path, lam=None, max_steps=9)
+    assert TrainConfig.from_json(config.to_json()) == config
+    fields = set(TrainConfig.__dataclass_fields__)
+    assert set(FIELD_HELP) <= fields and set(ADVANCED_FIELDS) <= fields
+    with pytest.raises(InputError, match="not a training config"):
+        TrainConfig.from_json("[1, 2")
