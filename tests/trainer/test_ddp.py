@@ -14,6 +14,7 @@ from ddp_worker import data, model_under_test, spawn
 from trainer.losses import mixcse_loss
 
 
+@pytest.mark.slow  # two processes each import torch + transformers: ~1 min on a quiet machine
 def test_gathered_loss_and_gradients_equal_single_process_on_whole_batch(tmp_path):
     from train_helpers import tiny_training_inputs
 
