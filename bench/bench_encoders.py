@@ -44,8 +44,8 @@ def bench_sentences(n: int = 2000) -> list[str]:
     return out[:n]
 
 
-def timed(encode, texts, repeats: int = 2) -> tuple[float, np.ndarray]:
-    """Best sentences/s over `repeats` runs (after one warm-up batch)."""
+def timed(encode, texts, repeats: int = 1) -> tuple[float, np.ndarray]:
+    """Best sentences/s over `repeats` runs (after one warm-up batch) and the vectors."""
     encode(texts[:16])
     best, vectors = 0.0, None
     for _ in range(repeats):

@@ -133,3 +133,27 @@ def test_real_minilm_onnx_equals_sentence_transformers(paths):
     ours = load_encoder("minilm", paths=paths, variant="fp32").encode(texts)
     reference = SentenceTransformer(str(src), device="cpu").encode(texts, normalize_embeddings=True)
     assert (ours * np.asarray(reference)).sum(1).min() >= 0.9999
+
+
+def _fake_tatoeba(folder):
+    folder.mkdir(parents=True)
+    pairs = {"deu": [("der hund", "the dog"), ("die katze", "the cat"), ("das haus", "a house")],
+             "fra": [("le chat", "the cat"), ("la maison", "the house")]}
+    for lang, rows in pairs.items():
+        (folder / f"tatoeba.{lang}-eng.{lang}").write_text("\n".join(r[0] for r in rows) + "\n")
+        (folder / f"tatoeba.{lang}-eng.eng").write_text("\n".join(r[1] for r in rows) + "\n")
+    return folder
+
+
+def test_int8_tatoeba_check_recorded_and_can_refuse(paths, tmp_path, monkeypatch):
+    import trainer.quantise
+
+    tatoeba = _fake_tatoeba(tmp_path / "tatoeba")
+    manifest = register_tiny_model(paths, "ok", variants=("int8",), tatoeba_dir=tatoeba)
+    check = manifest.variants["int8"]["tatoeba"]
+    assert check["langs"] == ["deu", "fra"] and check["sentences"] == 10
+    assert check["delta"] == pytest.approx(check["int8"] - check["fp32"])
+    monkeypatch.setattr(trainer.quantise, "INT8_MAX_TATOEBA_DELTA", -1.0)  # nothing passes
+    refused = register_tiny_model(paths, "refused", variants=("int8",), tatoeba_dir=tatoeba)
+    assert refused.variants["int8"]["file"] is None
+    assert "Tatoeba error" in refused.variants["int8"]["reason"]
