@@ -21,11 +21,20 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.gui.qt_theme import colours
 
-MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 52, 12, 24, 22
+MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 40, 12, 24, 22  # left grows with the labels
 
 
 def _nice(value: float) -> str:
     return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def y_range(values: Sequence[float], min_span: float = 0.0) -> tuple[float, float]:
+    """(low, high) of the y axis: the data's range widened about its middle to `min_span`
+    (and to 1 when every value is equal)."""
+    low, high = min(values), max(values)
+    span = max(high - low, min_span) or 1.0
+    middle = (low + high) / 2 if high - low < span else None
+    return (middle - span / 2, middle + span / 2) if middle is not None else (low, high)
 
 
 class _Plot(QWidget):
@@ -40,23 +49,25 @@ class _Plot(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(420, 200)
 
-    def plot_rect(self) -> QRectF:
-        return QRectF(MARGIN_LEFT, MARGIN_TOP, max(1, self.width() - MARGIN_LEFT - MARGIN_RIGHT),
+    def plot_rect(self, left: float = MARGIN_LEFT) -> QRectF:
+        return QRectF(left, MARGIN_TOP, max(1, self.width() - left - MARGIN_RIGHT),
                       max(1, self.height() - MARGIN_TOP - MARGIN_BOTTOM))
 
     def _frame(self, painter: QPainter, y_lo: float, y_hi: float, x_lo: str, x_hi: str) -> QRectF:
         c = colours()
-        rect = self.plot_rect()
+        labels = (_nice(y_hi), _nice(y_lo))
+        width = max(painter.fontMetrics().horizontalAdvance(text) for text in labels)
+        rect = self.plot_rect(max(MARGIN_LEFT, width + 10))
         painter.fillRect(self.rect(), QColor(c.base))
         painter.setPen(QColor(c.text))
-        painter.drawText(QRectF(MARGIN_LEFT, 2, rect.width(), MARGIN_TOP - 4),
+        painter.drawText(QRectF(rect.left(), 2, rect.width(), MARGIN_TOP - 4),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.title)
         painter.setPen(QPen(QColor(c.border), 1))
         painter.drawRect(rect)
         painter.setPen(QColor(c.muted))
-        left = QRectF(0, 0, MARGIN_LEFT - 6, 16)
-        painter.drawText(left.translated(0, rect.top() - 8), Qt.AlignmentFlag.AlignRight, _nice(y_hi))
-        painter.drawText(left.translated(0, rect.bottom() - 8), Qt.AlignmentFlag.AlignRight, _nice(y_lo))
+        left = QRectF(0, 0, rect.left() - 6, 16)
+        painter.drawText(left.translated(0, rect.top() - 8), Qt.AlignmentFlag.AlignRight, labels[0])
+        painter.drawText(left.translated(0, rect.bottom() - 8), Qt.AlignmentFlag.AlignRight, labels[1])
         below = rect.bottom() + 3
         painter.drawText(QRectF(rect.left(), below, 80, 16), Qt.AlignmentFlag.AlignLeft, x_lo)
         painter.drawText(QRectF(rect.right() - 80, below, 80, 16), Qt.AlignmentFlag.AlignRight, x_hi)
@@ -64,13 +75,18 @@ class _Plot(QWidget):
 
 
 class QtCurvePlot(_Plot):
-    """A growing y(x) curve, e.g. the loss per step; the y range follows the data."""
+    """A growing y(x) curve, e.g. the loss per step; the y range follows the data.
 
-    def __init__(self, title: str, parent=None, *, colour: str | None = None):
+    `min_span`: the y axis covers at least this range around the data, so a score moving
+    by 0.1 on a 0-100 scale does not look like a cliff.
+    """
+
+    def __init__(self, title: str, parent=None, *, colour: str | None = None, min_span: float = 0.0):
         super().__init__(title, parent)
         self.xs: list[float] = []
         self.ys: list[float] = []
         self._colour = colour
+        self.min_span = min_span
 
     def add_point(self, x: float, y: float) -> None:
         if math.isfinite(y):
@@ -93,9 +109,7 @@ class QtCurvePlot(_Plot):
             painter.setPen(QColor(colours().muted))
             painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, "waiting for the first value")
             return
-        y_lo, y_hi = min(self.ys), max(self.ys)
-        if not y_hi > y_lo:
-            y_lo, y_hi = y_lo - 0.5, y_hi + 0.5
+        y_lo, y_hi = y_range(self.ys, self.min_span)
         x_lo, x_hi = self.xs[0], max(self.xs[-1], self.xs[0] + 1)
         rect = self._frame(painter, y_lo, y_hi, _nice(x_lo), _nice(x_hi))
         line = QPolygonF([

@@ -38,7 +38,8 @@ FOLDER_CHOICE = "__folder__"
 
 def corpus_counts_text(stats) -> str:
     """One line of `trainer.corpus.CorpusStats` counts, as the CLI prints them."""
-    files = f"{stats.files:,} files ({stats.files_failed:,} unreadable), " if stats.files else ""
+    plural = "" if stats.files == 1 else "s"
+    files = f"{stats.files:,} file{plural} ({stats.files_failed:,} unreadable), " if stats.files else ""
     return (f"{files}{stats.read:,} sentences read: {stats.duplicates:,} duplicates, {stats.too_short:,} too short, "
             f"{stats.too_long:,} too long; {stats.kept:,} kept for training")
 

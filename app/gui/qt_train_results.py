@@ -76,7 +76,7 @@ class QtRunPage(QWizardPage):
         self.progress = QProgressBar()
         self.eta = QLabel("")
         self.loss_plot = QtCurvePlot("Training loss")
-        self.dev_plot = QtCurvePlot("STS-B dev (Spearman x 100)")
+        self.dev_plot = QtCurvePlot("STS-B dev (Spearman x 100)", min_span=2.0)
         self.cancel_button = QPushButton("Cancel training")
         self.cancel_button.clicked.connect(self.cancel)
         self.messages = _hint("")
