@@ -6,6 +6,12 @@ Indexes resources/sample/ with the active model in a throw-away BABELFIND_HOME (
 default models are installed there first, or linked from --models), then saves:
 empty.png, indexing.png, results.png and dark.png. Window settings go to a temporary
 QSettings folder, never to the user's.
+
+The two tools follow: train_run.png (the training wizard's run page during a short real
+MixCSE run of all-minilm-l6-v2 on the shared Wikipedia sentences, dev-STS on the first
+STS-B dev pairs) and mining.png (Parallel sentences over German and English PUD
+sentences, the English shuffled and partly unmatched). `--only train_run mining` renders
+just those.
 """
 
 from __future__ import annotations
@@ -26,6 +32,11 @@ log = logging.getLogger("screenshots")
 SIZE = (1280, 800)
 QUERY_LIGHT = "why are the glaciers in the Alps shrinking"  # finds the German text
 QUERY_DARK = "how to bake sourdough bread with a crispy crust"  # finds the French PDF
+SHOTS = ("empty", "indexing", "results", "dark", "train_run", "mining")
+SHARED_DATA = REPO.parent / "shared" / "data"
+TRAIN_STEPS, TRAIN_EVAL_STEPS, TRAIN_BATCH = 40, 10, 16  # a short run that still draws curves
+STS_DEV_PAIRS = 300  # dev-STS on a prefix of STS-B dev keeps each evaluation short on a CPU
+MINING_SENTENCES, MINING_UNMATCHED = 48, 8  # PUD sentences per side; those without a translation
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
     parser.add_argument("--corpus", type=Path, default=REPO / "resources" / "sample")
     parser.add_argument("--models", type=Path, help="an installed models folder to link instead of installing")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data (sts/, corpus/) for the tools")
+    parser.add_argument("--only", nargs="+", choices=SHOTS, default=SHOTS, help="render only these")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -71,13 +84,23 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     window.show()
     try:
         _settle(app)
-        _save(window, args.out / "empty.png")
-        _shoot_indexing(app, window, args.corpus, args.out / "indexing.png")
-        _search(app, window, QUERY_LIGHT)
-        _save(window, args.out / "results.png")
-        apply_theme(app, "dark")
-        _search(app, window, QUERY_DARK)
-        _save(window, args.out / "dark.png")
+        if "empty" in args.only:
+            _save(window, args.out / "empty.png")
+        if "indexing" in args.only:
+            _shoot_indexing(app, window, args.corpus, args.out / "indexing.png")
+        elif {"results", "dark"} & set(args.only):
+            _index(app, window, args.corpus)
+        if "results" in args.only:
+            _search(app, window, QUERY_LIGHT)
+            _save(window, args.out / "results.png")
+        if "train_run" in args.only:
+            _shoot_training(app, window, args.data, home, args.out / "train_run.png")
+        if "mining" in args.only:
+            _shoot_mining(app, window, args.data, home, args.out / "mining.png")
+        if "dark" in args.only:
+            apply_theme(app, "dark")
+            _search(app, window, QUERY_DARK)
+            _save(window, args.out / "dark.png")
     finally:
         window.shutdown()
         window.close()
@@ -98,11 +121,90 @@ def _shoot_indexing(app, window, corpus: Path, out: Path) -> None:
             _save(window, out)
 
     window.jobs.progress.connect(on_progress)
-    window.index_paths([corpus])
-    _wait(app, lambda: not window.jobs.busy(), timeout_s=600)
+    _index(app, window, corpus)
     window.jobs.progress.disconnect(on_progress)
     if not shot:
         raise SystemExit("indexing finished before a progress frame could be taken")
+
+
+def _index(app, window, corpus: Path) -> None:
+    window.index_paths([corpus])
+    _wait(app, lambda: not window.jobs.busy(), timeout_s=600)
+
+
+def _shoot_training(app, window, data: Path, home: Path, out: Path) -> None:
+    """Drives the wizard's pages as a user would and saves the run page near the end."""
+    from app.gui.qt_tools import open_train_wizard
+    from trainer.train import TrainStep
+
+    wizard = open_train_wizard(window, sts_dir=_short_sts(data / "sts" / "original", home / "sts-short"))
+    wizard.resize(900, 640)
+    wizard.corpus_page.add_paths([data / "corpus" / "wiki-en" / "wiki1m_for_simcse.head.txt"])
+    wizard.corpus_page.count()
+    _wait(app, lambda: wizard.corpus is not None, timeout_s=300)
+    wizard.next()
+    wizard.base_page.choice.setCurrentIndex(wizard.base_page.choice.findData("all-minilm-l6-v2"))
+    wizard.next()
+    wizard.hyper_page.batch_size.setValue(TRAIN_BATCH)
+    wizard.hyper_page.max_steps.setValue(TRAIN_STEPS)
+    wizard.hyper_page.eval_steps.setValue(TRAIN_EVAL_STEPS)
+    wizard.next()
+    wizard.next()
+    wizard.device_page.choose("cpu")
+    shot: list[bool] = []
+
+    def on_event(event) -> None:
+        if not shot and isinstance(event, TrainStep) and event.step >= TRAIN_STEPS - 3:
+            shot.append(True)
+            _settle(app, 0.05)
+            _save(wizard, out)
+
+    wizard.next()  # starts training
+    wizard.run_page.worker.yielded.connect(on_event)
+    _wait(app, lambda: not wizard.run_page.running(), timeout_s=1800)
+    if not shot:
+        raise SystemExit(f"training ended before the screenshot: {wizard.run_page.status.text()}")
+    wizard.reject()
+
+
+def _short_sts(sts: Path, target: Path) -> Path:
+    """A copy of the STS tree whose STS-B dev split holds only its first STS_DEV_PAIRS pairs."""
+    dev = target / "STSBenchmark" / "sts-dev.csv"
+    dev.parent.mkdir(parents=True)
+    lines = (sts / "STSBenchmark" / "sts-dev.csv").read_text(encoding="utf-8").splitlines()[:STS_DEV_PAIRS]
+    dev.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+def _shoot_mining(app, window, data: Path, home: Path, out: Path) -> None:
+    """Mines German against shuffled English PUD sentences, rejects one pair, saves the panel."""
+    import random
+
+    from app.gui.qt_tools import open_mining_panel
+
+    pud = data / "corpus" / "pud-parallel"
+    german = (pud / "pud.de.tsv").read_text(encoding="utf-8").splitlines()[:MINING_SENTENCES]
+    english = (pud / "pud.en.tsv").read_text(encoding="utf-8").splitlines()
+    english = english[MINING_UNMATCHED:MINING_SENTENCES + MINING_UNMATCHED]
+    random.Random(7).shuffle(english)  # out of order: pairs are mined, not aligned
+    files = []
+    for name, lines in (("nachrichten.de.tsv", german), ("news.en.tsv", english)):
+        files.append(home / name)
+        files[-1].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    panel = open_mining_panel(window)
+    panel.resize(1200, 760)
+    panel.set_side(0, files[0])
+    panel.set_side(1, files[1])
+    panel.mine()
+    _wait(app, lambda: panel.worker is None, timeout_s=600)
+    if panel.error.text():
+        raise SystemExit(f"mining failed: {panel.error.text()}")
+    panel.slider.setValue(panel.slider.maximum() // 4)  # a stricter threshold greys the weakest bars
+    panel.table.selectRow(2)  # one pair rejected, to show the Keep box unticked
+    panel.pairs.set_rejected(panel.selected_rows()[0], True)
+    _settle(app)
+    _save(panel, out)
+    panel.close()
 
 
 def _search(app, window, query: str) -> None:
