@@ -5,8 +5,9 @@
 
 int8: dynamic quantisation of MatMul weights only, per output channel; the embedding
 table (Gather), LayerNorm, Softmax, GELU and the pooling stay float. Kept when mean
-cosine to fp32 >= 0.995 (on the parity set, and with Tatoeba data on all its sentences
-of CHECK_LANGS) and the Tatoeba error moves by <= 0.5 point.
+cosine to fp32 >= 0.995 (on the parity set, whose worst sentence must stay >= 0.99, and
+with Tatoeba data on all sentences of CHECK_LANGS) and the Tatoeba error moves by <= 0.5
+point.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 INT8_MIN_MEAN_COSINE = 0.995
+# 20 parity sentences are a small sample: the worst one must stay close too. all-MiniLM's
+# int8 passed the mean at 0.9951 here (min 0.987) yet measured 0.9946 over 2,000 sentences.
+INT8_MIN_WORST_COSINE = 0.99
 INT8_MAX_TATOEBA_DELTA = 0.5  # percentage points of error
 # Languages for the int8 Tatoeba check: several scripts, full 1000 pairs each.
 CHECK_LANGS = ("deu", "fra", "rus", "cmn", "ara", "hin")
@@ -112,6 +116,8 @@ def make_int8_variant(manifest, folder: Path, texts: Sequence[str], *, tatoeba_d
         problem = None
         if mean < INT8_MIN_MEAN_COSINE:
             problem = f"{label}: mean cosine to fp32 {mean:.4f} < {INT8_MIN_MEAN_COSINE}"
+        elif worst < INT8_MIN_WORST_COSINE:
+            problem = f"{label}: worst cosine to fp32 {worst:.4f} < {INT8_MIN_WORST_COSINE}"
         elif tatoeba_dir is not None:
             check = _tatoeba_check(manifest, folder, filename, Path(tatoeba_dir))
             info["tatoeba"] = check

@@ -157,3 +157,11 @@ def test_int8_tatoeba_check_recorded_and_can_refuse(paths, tmp_path, monkeypatch
     refused = register_tiny_model(paths, "refused", variants=("int8",), tatoeba_dir=tatoeba)
     assert refused.variants["int8"]["file"] is None
     assert "Tatoeba error" in refused.variants["int8"]["reason"]
+
+
+def test_int8_refused_when_the_worst_sentence_drifts(paths, monkeypatch):
+    import trainer.quantise
+
+    monkeypatch.setattr(trainer.quantise, "INT8_MIN_WORST_COSINE", 1.01)  # unreachable
+    info = register_tiny_model(paths, "tiny", variants=("int8",)).variants["int8"]
+    assert info["file"] is None and "worst cosine to fp32" in info["reason"]
