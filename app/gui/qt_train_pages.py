@@ -128,7 +128,7 @@ class QtCorpusPage(QWizardPage):
         self.count_button.setEnabled(False)
         self.counts.setText("Reading...")
         self.wizard().jobs.run_callback(read, yielded=self._on_progress, returned=self._on_counted,
-                                        errored=self._on_error, done=lambda: self.count_button.setEnabled(True))
+                                        errored=self._on_error, done=lambda _worker: self.count_button.setEnabled(True))
 
     def _on_progress(self, event) -> None:
         done, path = event

@@ -121,10 +121,14 @@ class QtRunPage(QWizardPage):
     def running(self) -> bool:
         return self.worker is not None
 
-    def cleanupPage(self) -> None:  # Back from this page
-        if self.worker is not None:
-            self.worker.cancel()
-            self.worker.wait()
+    def cleanupPage(self) -> None:  # Back from this page: stop the run, ignore its last signals
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            for signal in (worker.yielded, worker.returned, worker.cancelled, worker.errored):
+                signal.disconnect()
+            worker.cancel()
+            worker.wait()
+        self.cancel_button.setEnabled(False)
 
     def _on_event(self, event) -> None:
         from trainer.train import TrainEval, TrainStarted, TrainStep, TrainWarning
@@ -161,7 +165,9 @@ class QtRunPage(QWizardPage):
             log.error("training failed", exc_info=error)
         self.status.setText(f"Training stopped: {error}")
 
-    def _on_done(self) -> None:
+    def _on_done(self, worker) -> None:
+        if worker is not self.worker:
+            return  # a run left with Back; a newer one may be running
         self.worker = None
         self.cancel_button.setEnabled(False)
         if self.progress.maximum() == 0:
@@ -229,7 +235,7 @@ class QtResultsPage(QWizardPage):
     def _on_error(self, error) -> None:
         self.status.setText(f"Scoring failed: {error}")
 
-    def _on_done(self) -> None:
+    def _on_done(self, _worker) -> None:
         self._scoring = False
         self.completeChanged.emit()
 
@@ -303,7 +309,7 @@ class QtExportPage(QWizardPage):
         self.status.setText(text)
         wizard.registered.emit(manifest)
 
-    def _on_done(self) -> None:
+    def _on_done(self, _worker) -> None:
         self._exporting = False
         self.export_button.setEnabled(self.wizard().manifest is None)
         self.completeChanged.emit()

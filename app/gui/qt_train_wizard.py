@@ -51,7 +51,8 @@ class QtWizardJobs(QObject):
         self.workers: list[QtWorker] = []
 
     def run(self, job, **slots) -> QtWorker:
-        """Runs generator `job`; `slots` may connect yielded, returned, cancelled, errored, done."""
+        """Runs generator `job`; `slots` may connect yielded, returned, cancelled, errored, and
+        done(worker), called once the thread has ended."""
         return self._start(QtWorker(job, self), slots)
 
     def run_callback(self, function: Callable, **slots) -> QtWorker:
@@ -73,7 +74,7 @@ class QtWizardJobs(QObject):
             self.workers.remove(worker)
         worker.deleteLater()
         if done is not None:
-            done()
+            done(worker)
 
     def busy(self) -> bool:
         return any(worker.isRunning() for worker in self.workers)
@@ -97,13 +98,14 @@ class QtTrainWizard(QWizard):
     model_activation_requested = Signal(str)
     registered = Signal(object)
 
-    def __init__(self, library, *, sts_dir: Path | None = None, parent=None):
+    def __init__(self, library, *, sts_dir: Path | str | None = "auto", parent=None):
         super().__init__(parent)
         from engine.models import list_models
 
         self.paths = library.paths
         self.db_url = library.db_url
-        self.sts_dir = sts_dir if sts_dir is not None else default_sts_dir()
+        # "auto": the shared STS data when present; None: no dev evaluation, no scores
+        self.sts_dir = default_sts_dir() if sts_dir == "auto" else sts_dir
         self.jobs = QtWizardJobs(self)
         self.corpus = None  # trainer.corpus.Corpus counted on the first page
         self.finished = None  # trainer.train.TrainFinished of the last run

@@ -185,3 +185,26 @@ def test_an_indexed_collection_is_counted_from_the_store(qtbot, library, tmp_pat
     assert 0 < wizard.corpus.stats.kept <= 40
     assert all(sentence in text for sentence in wizard.corpus.sentences)  # the stored passages' sentences
     assert wizard.config().collection == str(folder) and wizard.config().corpus == ()
+
+
+def test_back_during_training_stops_it_and_a_new_run_can_start(qtbot, library, inputs):
+    model, corpus, sts = inputs
+    wizard = QtTrainWizard(library, sts_dir=None)
+    qtbot.addWidget(wizard)
+    wizard.show()
+    set_up_run(qtbot, wizard, model, corpus, max_steps=0)
+    run = wizard.run_page
+    qtbot.waitUntil(lambda: len(run.loss_plot.points()) >= 1, timeout=TRAIN_TIMEOUT_MS)
+    qtbot.mouseClick(wizard.button(QWizard.WizardButton.BackButton), Qt.MouseButton.LeftButton)
+    assert wizard.currentPage() is wizard.device_page and not running_workers()
+    wizard.hyper_page.max_steps.setValue(2)
+    next_page(qtbot, wizard)
+    qtbot.waitUntil(run.isComplete, timeout=TRAIN_TIMEOUT_MS)
+    assert [x for x, _ in run.loss_plot.points()] == [1, 2] and wizard.finished.steps == 2
+    assert "No STS data" in _results_text(qtbot, wizard)
+
+
+def _results_text(qtbot, wizard) -> str:
+    next_page(qtbot, wizard)
+    qtbot.waitUntil(wizard.results_page.isComplete, timeout=10_000)
+    return wizard.results_page.status.text()
