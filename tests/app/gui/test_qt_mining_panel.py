@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from helpers import WordEncoder
 from mining_fakes import ENGLISH, GERMAN, TranslationEncoder
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
+from app.gui.qt_main_window import QtMainWindow
 from app.gui.qt_mining_panel import QtMiningPanel
 from app.gui.qt_pairs_model import KEEP, SCORE
 from app.gui.qt_worker import running_workers
@@ -168,3 +169,20 @@ def test_indexed_documents_are_offered_on_both_sides(qtbot, library, documents):
     assert widget.side_path(0) == documents[0] and widget.side_path(1) == documents[1]
     assert widget.side_languages[0].text() == "language: de"
     assert widget.side_languages[1].text() == "language: en"
+
+
+def test_the_tools_menu_opens_one_panel_over_the_windows_library(qtbot, library):
+    window = QtMainWindow(library, QSettings())
+    qtbot.addWidget(window)
+    try:
+        find = next(a for a in window.menus.tools.actions() if a.text() == "Find &parallel sentences...")
+        find.trigger()
+        panel = window.tool_windows["mine"]
+        assert isinstance(panel, QtMiningPanel) and panel.isVisible() and panel.library is library
+        find.trigger()
+        assert window.tool_windows["mine"] is panel  # the same window, its pairs kept
+        train = next(a for a in window.menus.tools.actions() if a.text() == "Train a &model...")
+        train.trigger()
+        assert window.tool_windows["train"].isVisible()
+    finally:
+        window.shutdown()
