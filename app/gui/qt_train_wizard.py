@@ -113,7 +113,6 @@ class QtTrainWizard(QWizard):
         self.manifest = None  # the registered model
         self.setWindowTitle("Train a model")
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
-        self.setOption(QWizard.WizardOption.NoCancelButtonOnLastPage, True)
         self.setButtonText(QWizard.WizardButton.CommitButton, "Export >")  # leaving the results page
         self.resize(820, 640)
         roots = [root.path for root in library.roots()]
