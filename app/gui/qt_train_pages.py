@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from trainer.config import POOLINGS, TrainConfig
+from trainer.config import FIELD_HELP, POOLINGS, TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,12 @@ def corpus_counts_text(stats) -> str:
     files = f"{stats.files:,} file{plural} ({stats.files_failed:,} unreadable), " if stats.files else ""
     return (f"{files}{stats.read:,} sentences read: {stats.duplicates:,} duplicates, {stats.too_short:,} too short, "
             f"{stats.too_long:,} too long; {stats.kept:,} kept for training")
+
+
+def field_help(field: str) -> str:
+    """trainer.config.FIELD_HELP's line for `field` as a sentence, without the "advanced: " tag."""
+    text = FIELD_HELP[field].removeprefix("advanced: ")
+    return text[0].upper() + text[1:] + "."
 
 
 def _hint(text: str) -> QLabel:
@@ -237,16 +243,13 @@ class QtHyperPage(QWizardPage):
         self.eval_steps = QSpinBox(minimum=1, maximum=1_000_000, value=DEFAULTS.eval_steps)
         self.problem = _hint("")
         form = QFormLayout(self)
-        for label, widget, hint in (
-            ("Learning rate", self.lr, "How far each step moves the weights (3e-5; 1e-5 for large models)."),
-            ("Batch size", self.batch_size, "Sentences per step; the others in a batch are its negatives."),
-            ("Max tokens", self.max_len, "Sentences are cut to this many tokens while training."),
-            ("Epochs", self.epochs, "Passes over your sentences; MixCSE trains one."),
-            ("Stop after steps", self.max_steps, "End early, e.g. for a quick first try."),
-            ("Evaluate every", self.eval_steps, "Steps between STS-B dev checks; the best checkpoint is kept."),
+        for label, widget, field in (
+            ("Learning rate", self.lr, "lr"), ("Batch size", self.batch_size, "batch_size"),
+            ("Max tokens", self.max_len, "max_len"), ("Epochs", self.epochs, "epochs"),
+            ("Stop after steps", self.max_steps, "max_steps"), ("Evaluate every", self.eval_steps, "eval_steps"),
         ):
             form.addRow(label, widget)
-            form.addRow("", _hint(hint))
+            form.addRow("", _hint(field_help(field)))
         form.addRow(self.problem)
 
     def validatePage(self) -> bool:
@@ -277,11 +280,11 @@ class QtAdvancedPage(QWizardPage):
         form = QFormLayout(self)
         form.addRow("", self.simcse)
         form.addRow("Lambda", self.lam)
-        form.addRow("", _hint("Share of the positive in each mixed hard negative (0.2 in the paper)."))
+        form.addRow("", _hint(field_help("lam")))
         form.addRow("Tau", self.tau)
-        form.addRow("", _hint("Softmax temperature: lower makes the loss sharper (0.05)."))
+        form.addRow("", _hint(field_help("tau")))
         form.addRow("Pooling", self.pooling)
-        form.addRow("", _hint("auto: mean for e5-style models, CLS with an MLP head for BERT."))
+        form.addRow("", _hint(field_help("pooling") + " Auto: the mean for e5-style models, [CLS] for BERT."))
 
     def lam_value(self) -> float | None:
         return None if self.simcse.isChecked() else round(self.lam.value(), 4)

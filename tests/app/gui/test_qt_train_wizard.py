@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from helpers import WordEncoder
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QWizard
+from PySide6.QtWidgets import QLabel, QWizard
 
 from app.gui.qt_main_window import QtMainWindow
 from app.gui.qt_tools import open_train_wizard
-from app.gui.qt_train_pages import corpus_counts_text
+from app.gui.qt_train_pages import corpus_counts_text, field_help
 from app.gui.qt_train_results import eta_text, score_rows
 from app.gui.qt_train_wizard import QtTrainWizard
 from app.gui.qt_worker import running_workers
@@ -208,3 +208,12 @@ def _results_text(qtbot, wizard) -> str:
     next_page(qtbot, wizard)
     qtbot.waitUntil(wizard.results_page.isComplete, timeout=10_000)
     return wizard.results_page.status.text()
+
+
+def test_settings_hints_come_from_the_trainer_config_help(qtbot, library):
+    wizard = QtTrainWizard(library, sts_dir=None)
+    qtbot.addWidget(wizard)
+    texts = {label.text() for page in (wizard.hyper_page, wizard.advanced_page) for label in page.findChildren(QLabel)}
+    for field in ("lr", "batch_size", "max_len", "epochs", "max_steps", "eval_steps", "lam", "tau"):
+        assert field_help(field) in texts
+    assert field_help("lam").startswith("Share of the positive") and field_help("lr").endswith(".")
