@@ -105,3 +105,24 @@ def test_unreadable_folder_does_not_stop_the_run(library, tmp_path, monkeypatch)
     monkeypatch.setattr(os, "scandir", scandir)
     summary = list(library.index_paths([corpus]))[-1].summary
     assert summary.indexed == 1
+
+
+def test_file_refused_by_the_os_is_skipped_even_as_root(library, tmp_path, monkeypatch):
+    """The same as chmod 000, for a test run as root: opening the file fails."""
+    import engine.indexer as indexer
+
+    corpus = tmp_path / "refused"
+    corpus.mkdir()
+    (corpus / "good.txt").write_text(GOOD, encoding="utf-8")
+    (corpus / "refused.txt").write_text("secret", encoding="utf-8")
+    real_sha256 = indexer._sha256
+
+    def sha256(path):
+        if path.name == "refused.txt":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_sha256(path)
+
+    monkeypatch.setattr(indexer, "_sha256", sha256)
+    summary = list(library.index_paths([corpus]))[-1].summary
+    assert [(Path(s.path).name, s.reason) for s in summary.skipped] == [("refused.txt", "permission denied")]
+    assert summary.indexed == 1
