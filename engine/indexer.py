@@ -25,7 +25,7 @@ from engine.encoders.base import Encoder
 from engine.errors import BabelfindError, ExtractionError
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
 from engine.extract import SUPPORTED_EXTENSIONS, extract, page_of
-from engine.langid import detect_languages, document_language
+from engine.langid import detect_language, detect_languages, document_language
 from engine.live_index import LiveIndex
 from engine.scan import path_key, scan_files
 from engine.segment import segment
@@ -201,6 +201,8 @@ class Indexer:
         extracted = extract(file)
         spans = segment(
             extracted.text,
+            # The language's abbreviation and ordinal rules ("16. Jahrhundert") help the splitter.
+            language=detect_language(extracted.text),
             max_chars=self.config.passage_max_chars,
             max_sentences=self.config.passage_max_sentences,
             overlap=self.config.passage_overlap,
