@@ -17,9 +17,9 @@ from typing import Sequence
 
 import numpy as np
 
-from engine.encoders.base import TextKind, l2_normalise
+from engine.encoders.base import TextKind
 from engine.encoders.laser_tokenizer import LaserTokenizer, read_vocab_json
-from engine.encoders.onnx import (CUDA_PROVIDER, choose_providers, create_session, length_batches,
+from engine.encoders.onnx import (CUDA_PROVIDER, LengthBatchedEncoder, choose_providers, create_session,
                                   physical_cores)
 from engine.errors import InputError, ModelError
 
@@ -34,7 +34,7 @@ def laser_vocab_file(manifest) -> str:
     return (manifest.preprocessing or {}).get("vocab_file", VOCAB_FILE)
 
 
-class LaserOnnxEncoder:
+class LaserOnnxEncoder(LengthBatchedEncoder):
     """An `Encoder` for a registered LASER model: LASER preprocessing + ORT session.
 
     LASER has no query/passage prefixes; `kind` is checked and otherwise ignored.
@@ -88,16 +88,6 @@ class LaserOnnxEncoder:
         if kind not in ("query", "passage"):
             raise InputError(f"unknown text kind {kind!r}; use 'query' or 'passage'")
         return self.tokenizer.batch_ids(texts)
-
-    def encode(self, texts: Sequence[str], kind: TextKind = "passage") -> np.ndarray:
-        """float32 [len(texts), dim], unit rows, in input order."""
-        if isinstance(texts, str):
-            raise InputError("encode() takes a list of texts, not one string")
-        ids = self.tokenize(list(texts), kind)
-        out = np.zeros((len(ids), self.dim), dtype=np.float32)
-        for batch in length_batches([len(x) for x in ids]):
-            out[batch] = self._run([ids[i] for i in batch])
-        return l2_normalise(out)
 
     def _run(self, rows: list[list[int]]) -> np.ndarray:
         # input_ids: int64 [batch, longest], right-padded; lengths: int64 [batch]

@@ -133,7 +133,28 @@ def create_session(path: Path, providers: Sequence[str], threads: int):
         raise ModelError(f"{path} is not a loadable ONNX model: {e}", path) from e
 
 
-class OnnxEncoder:
+class LengthBatchedEncoder:
+    """`encode` for ONNX encoders: texts sorted by token length into batches, so little
+    padding is computed, and the rows put back in input order.
+
+    Subclasses provide `dim`, `tokenize(texts, kind) -> list[list[int]]` and
+    `_run(rows of ids) -> float32 [len(rows), dim]`.
+    """
+
+    dim: int
+
+    def encode(self, texts: Sequence[str], kind: TextKind = "passage") -> np.ndarray:
+        """float32 [len(texts), dim], unit rows, in input order."""
+        if isinstance(texts, str):
+            raise InputError("encode() takes a list of texts, not one string")
+        ids = self.tokenize(list(texts), kind)
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
+        for batch in length_batches([len(x) for x in ids]):
+            out[batch] = self._run([ids[i] for i in batch])
+        return l2_normalise(out)
+
+
+class OnnxEncoder(LengthBatchedEncoder):
     """An `Encoder` backed by an ONNX Runtime session and a fast `tokenizers` tokenizer."""
 
     def __init__(self, folder: Path, manifest, *, variant: str = "fp32", device: str = "auto",
@@ -194,16 +215,6 @@ class OnnxEncoder:
         prefix = self.prefixes.get(kind, "")
         encodings = self.tokenizer.encode_batch([prefix + t for t in texts])
         return [e.ids for e in encodings]
-
-    def encode(self, texts: Sequence[str], kind: TextKind = "passage") -> np.ndarray:
-        """float32 [len(texts), dim], unit rows, in input order."""
-        if isinstance(texts, str):
-            raise InputError("encode() takes a list of texts, not one string")
-        ids = self.tokenize(list(texts), kind)
-        out = np.zeros((len(ids), self.dim), dtype=np.float32)
-        for batch in length_batches([len(x) for x in ids]):
-            out[batch] = self._run([ids[i] for i in batch])
-        return l2_normalise(out)
 
     def _run(self, rows: list[list[int]]) -> np.ndarray:
         # input_ids / attention_mask: int64 [batch, longest in batch]
