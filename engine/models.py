@@ -259,11 +259,17 @@ def import_model(
                 raise InputError(f"a model named '{manifest.name}' is already installed")
             if active_model_name(paths) == manifest.name:
                 raise InputError(f"'{manifest.name}' is the active model; cannot replace it")
-            shutil.rmtree(target)
-        os.replace(folder, target)
+        install_folder(folder, target)
         return manifest
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def install_folder(folder: Path, target: Path) -> None:
+    """Moves a finished model folder into the registry, replacing an older copy."""
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(folder, target)
 
 
 def _unpack(source: Path, staging: Path) -> Path:

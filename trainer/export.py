@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.config import DataPaths, data_paths
 from engine.errors import InputError, ModelError
-from engine.models import ModelManifest, check_name, model_dir, write_manifest
+from engine.models import ModelManifest, check_name, install_folder, model_dir, write_manifest
 from trainer.quantise import make_fp16_variant, make_int8_variant
 
 log = logging.getLogger(__name__)
@@ -220,9 +220,7 @@ def export_transformer(
                            licence=licence, notes=notes, training=training)
         progress(0.95, "registering")
         manifest = write_manifest(work, manifest)
-        if target.exists():
-            shutil.rmtree(target)
-        work.rename(target)
+        install_folder(work, target)
         progress(1.0, "registered")
         return manifest
     finally:

@@ -36,7 +36,7 @@ from engine.config import DataPaths, data_paths
 from engine.encoders.laser_onnx import VOCAB_FILE
 from engine.encoders.laser_tokenizer import LaserTokenizer, read_cvocab, with_special_ids
 from engine.errors import InputError, ModelError
-from engine.models import ModelManifest, check_name, model_dir, write_manifest
+from engine.models import ModelManifest, check_name, install_folder, model_dir, write_manifest
 from trainer.export import OPSET, PARITY_MIN_COSINE, PARITY_SENTENCES, Progress, cosine_rows
 
 log = logging.getLogger(__name__)
@@ -283,9 +283,7 @@ def export_laser(
                            licence=licence, notes=notes)
         progress(0.95, "registering")
         manifest = write_manifest(work, manifest)
-        if target.exists():
-            shutil.rmtree(target)
-        work.rename(target)
+        install_folder(work, target)
         progress(1.0, "registered")
         return manifest
     finally:

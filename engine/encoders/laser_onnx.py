@@ -19,8 +19,8 @@ import numpy as np
 
 from engine.encoders.base import TextKind
 from engine.encoders.laser_tokenizer import LaserTokenizer, read_vocab_json
-from engine.encoders.onnx import (CUDA_PROVIDER, LengthBatchedEncoder, choose_providers, create_session,
-                                  physical_cores)
+from engine.encoders.onnx import (CUDA_PROVIDER, LengthBatchedEncoder, check_output_shape, choose_providers,
+                                  create_session, physical_cores)
 from engine.errors import InputError, ModelError
 
 log = logging.getLogger(__name__)
@@ -75,11 +75,7 @@ class LaserOnnxEncoder(LengthBatchedEncoder):
             raise ModelError(
                 f"{path}: not a LASER graph: expected inputs {list(INPUT_NAMES)} and one "
                 f"output, found inputs {list(inputs)} and {len(outputs)} outputs", path)
-        shape = outputs[0].shape
-        if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != self.dim):
-            raise ModelError(
-                f"{path}: output shape {shape} is not [batch, {self.dim}] as the manifest says",
-                path)
+        check_output_shape(outputs[0].shape, self.dim, path)
         self.providers = session.get_providers()
         return session
 

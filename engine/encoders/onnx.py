@@ -133,6 +133,12 @@ def create_session(path: Path, providers: Sequence[str], threads: int):
         raise ModelError(f"{path} is not a loadable ONNX model: {e}", path) from e
 
 
+def check_output_shape(shape, dim: int, path: Path) -> None:
+    """The graph's output must be [batch, dim]; ModelError naming the file otherwise."""
+    if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != dim):
+        raise ModelError(f"{path}: output shape {shape} is not [batch, {dim}] as the manifest says", path)
+
+
 class LengthBatchedEncoder:
     """`encode` for ONNX encoders: texts sorted by token length into batches, so little
     padding is computed, and the rows put back in input order.
@@ -194,11 +200,7 @@ class OnnxEncoder(LengthBatchedEncoder):
             raise ModelError(
                 f"{path}: expected inputs input_ids, attention_mask and one output, "
                 f"found inputs {sorted(inputs)} and {len(outputs)} outputs", path)
-        shape = outputs[0].shape
-        if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != self.dim):
-            raise ModelError(
-                f"{path}: output shape {shape} is not [batch, {self.dim}] as the manifest says",
-                path)
+        check_output_shape(outputs[0].shape, self.dim, path)
         self.providers = session.get_providers()
         return session
 
