@@ -7,6 +7,7 @@ import threading
 import pytest
 from PySide6.QtCore import QSettings
 
+from app.gui.qt_main_window import QtMainWindow
 from app.gui.qt_worker import running_workers
 
 
@@ -31,3 +32,13 @@ def no_thread_left_running():
     watchers = [t.name for t in threading.enumerate() if t.name == "babelfind-watch"]
     assert not leftover, f"{len(leftover)} worker thread(s) still running after the test"
     assert not watchers, "a folder watcher was not stopped"
+
+
+@pytest.fixture
+def window(qtbot, library):
+    """The main window over the test module's own `library` fixture."""
+    win = QtMainWindow(library, QSettings(), watch_debounce_s=0.2)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.shutdown()

@@ -34,15 +34,6 @@ def library(babelfind_home):
 
 
 @pytest.fixture
-def window(qtbot, library):
-    win = QtMainWindow(library, QSettings(), watch_debounce_s=0.2)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.shutdown()
-
-
-@pytest.fixture
 def indexed(qtbot, window, tmp_path):
     corpus = write_files(tmp_path / "corpus", CORPUS)
     drop_and_wait(qtbot, window, [corpus])

@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 from gui_helpers import drop, drop_and_wait, type_query, write_files
 from helpers import WordEncoder
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from app.gui.qt_main_window import QtMainWindow
 from app.gui.qt_worker import running_workers
 from engine.config import data_paths
 from engine.events import IndexProgress
@@ -34,15 +33,6 @@ def library(babelfind_home):
     lib = Library.open(data_paths(babelfind_home), encoder=WordEncoder(), config=config)
     yield lib
     lib.close()
-
-
-@pytest.fixture
-def window(qtbot, library):
-    win = QtMainWindow(library, QSettings(), watch_debounce_s=0.2)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.shutdown()
 
 
 def test_drop_a_folder_then_search_shows_the_document_and_its_passage(qtbot, window, library, tmp_path):
