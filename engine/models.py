@@ -315,12 +315,14 @@ def load_encoder(
     device: str = "auto",
     variant: str | None = None,
     paths: DataPaths | None = None,
+    threads: int | None = None,
 ):
     """An `Encoder` for a registered model (the active one when `name` is None).
 
     Args:
         device: "auto" (GPU when onnxruntime-gpu sees one), "cpu" or "cuda".
         variant: "fp32", "fp16" or "int8"; None picks the best one for the device.
+        threads: CPU threads to use; None means one per physical core.
     Raises:
         ModelError naming the file when a model file is missing, damaged or not the
         kind of model the manifest says.
@@ -340,8 +342,8 @@ def load_encoder(
         from engine.encoders.laser_onnx import LaserOnnxEncoder, laser_vocab_file
 
         verify_files(folder, manifest, files + [laser_vocab_file(manifest)])
-        return LaserOnnxEncoder(folder, manifest, variant=chosen, device=device)
+        return LaserOnnxEncoder(folder, manifest, variant=chosen, device=device, threads=threads)
     from engine.encoders.onnx import OnnxEncoder
 
     verify_files(folder, manifest, files)
-    return OnnxEncoder(folder, manifest, variant=chosen, device=device)
+    return OnnxEncoder(folder, manifest, variant=chosen, device=device, threads=threads)

@@ -20,7 +20,7 @@ import numpy as np
 from engine.encoders.base import TextKind
 from engine.encoders.laser_tokenizer import LaserTokenizer, read_vocab_json
 from engine.encoders.onnx import (CUDA_PROVIDER, LengthBatchedEncoder, check_output_shape, choose_providers,
-                                  create_session, physical_cores)
+                                  create_session, parallel_plan, physical_cores)
 from engine.errors import InputError, ModelError
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,7 @@ class LaserOnnxEncoder(LengthBatchedEncoder):
         self.providers = choose_providers(device)
         self.device = "cuda" if self.providers[0] == CUDA_PROVIDER else "cpu"
         self.threads = threads or physical_cores()
+        self.parallel_batches, self.intra_op_threads = parallel_plan(self.device, self.threads)
         self.model_path = self.folder / manifest.variant_file(variant)
         self.tokenizer = self._load_tokenizer(manifest)
         self.session = self._load_session(self.model_path)
@@ -68,7 +69,7 @@ class LaserOnnxEncoder(LengthBatchedEncoder):
                               max_length=int(manifest.max_length))
 
     def _load_session(self, path: Path):
-        session = create_session(path, self.providers, self.threads)
+        session = create_session(path, self.providers, self.intra_op_threads)
         inputs = tuple(i.name for i in session.get_inputs())
         outputs = session.get_outputs()
         if sorted(inputs) != sorted(INPUT_NAMES) or len(outputs) != 1:
@@ -96,4 +97,5 @@ class LaserOnnxEncoder(LengthBatchedEncoder):
 
     def __repr__(self) -> str:
         return (f"LaserOnnxEncoder({self.name!r}, dim={self.dim}, variant={self.variant!r}, "
-                f"device={self.device!r}, threads={self.threads})")
+                f"device={self.device!r}, threads={self.threads}, "
+                f"parallel_batches={self.parallel_batches})")

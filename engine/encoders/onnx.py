@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
@@ -25,10 +26,17 @@ log = logging.getLogger(__name__)
 
 CPU_PROVIDER = "CPUExecutionProvider"
 CUDA_PROVIDER = "CUDAExecutionProvider"
-# Padding wastes compute quadratically in attention; batches hold similar lengths and
-# at most this many tokens (batch * padded length) so memory stays bounded.
-MAX_BATCH = 64
+# Batches hold texts of similar length (padding is computed like real tokens) and at
+# most this many rows and tokens (rows * padded length), so memory stays bounded. On CPU
+# 16 rows of short text keep a batch's FFN activations inside one core's L2 cache.
+MAX_BATCH = 16
 MAX_BATCH_TOKENS = 16384
+# At most this share of a batch's tokens may be padding; the rest of the long tail
+# starts a new batch (one long sentence must not pad 15 short ones to its length).
+MAX_PADDING = 0.10
+# A GPU wants large batches; its memory, not its cache, bounds them.
+GPU_MAX_BATCH = 256
+GPU_MAX_BATCH_TOKENS = 65536
 
 
 def cuda_device_count() -> int:
@@ -79,8 +87,8 @@ def resolve_device(device: str = "auto") -> str:
 def physical_cores() -> int:
     """Physical cores this process may run on (hyper-threads counted once).
 
-    ORT runs best with one intra-op thread per physical core; OMP_NUM_THREADS, when
-    set, caps it so a shared machine is not oversubscribed.
+    Encoders use one thread per physical core (see `parallel_plan`); OMP_NUM_THREADS,
+    when set, caps it so a shared machine is not oversubscribed.
     """
     try:
         allowed = sorted(os.sched_getaffinity(0))
@@ -100,19 +108,43 @@ def physical_cores() -> int:
 
 
 def length_batches(lengths: Sequence[int], max_batch: int = MAX_BATCH,
-                   max_tokens: int = MAX_BATCH_TOKENS) -> list[np.ndarray]:
+                   max_tokens: int = MAX_BATCH_TOKENS,
+                   max_padding: float = MAX_PADDING) -> list[np.ndarray]:
     """Indices grouped into batches of similar length (longest first).
 
-    >>> length_batches([3, 9, 4], max_batch=2)   # [array([1, 2]), array([0])]
+    A batch closes when it is full (`max_batch` rows or `max_tokens` padded tokens) or
+    when the next text would make more than `max_padding` of its tokens padding.
+
+    >>> length_batches([10, 30, 9, 29], max_batch=2)   # [array([1, 3]), array([0, 2])]
+    >>> length_batches([10, 30])   # [array([1]), array([0])]: else 20 of 60 tokens are padding
     """
-    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    lengths = np.maximum(np.asarray(lengths, dtype=np.int64), 1)  # empty texts still run
+    order = np.argsort(-lengths, kind="stable")
     batches, start = [], 0
     while start < len(order):
-        longest = max(1, int(lengths[order[start]]))
-        size = max(1, min(max_batch, max_tokens // longest))
-        batches.append(order[start:start + size])
-        start += size
+        longest = int(lengths[order[start]])
+        rows = max(1, min(max_batch, max_tokens // longest))
+        end, real = start + 1, longest
+        while end < len(order) and end - start < rows:
+            padded = (end - start + 1) * longest
+            if padded - (real + lengths[order[end]]) > max_padding * padded:
+                break
+            real += int(lengths[order[end]])
+            end += 1
+        batches.append(order[start:end])
+        start = end
     return batches
+
+
+def parallel_plan(device: str, threads: int) -> tuple[int, int]:
+    """(batches run side by side, ORT intra-op threads per run) for `threads` cores.
+
+    On CPU each core runs whole batches on its own: a small model's ops (384-wide
+    matrices, softmax over a dozen tokens) are too short to split across cores without
+    the cores waiting on each other, and measured 24-36% faster this way
+    (docs/benchmarks.md, "Encoders"). A GPU runs one batch at a time.
+    """
+    return (max(1, threads), 1) if device == "cpu" else (1, max(1, threads))
 
 
 def create_session(path: Path, providers: Sequence[str], threads: int):
@@ -141,13 +173,17 @@ def check_output_shape(shape, dim: int, path: Path) -> None:
 
 class LengthBatchedEncoder:
     """`encode` for ONNX encoders: texts sorted by token length into batches, so little
-    padding is computed, and the rows put back in input order.
+    padding is computed, batches run `parallel_batches` at a time (ORT sessions take
+    concurrent runs), and the rows put back in input order.
 
-    Subclasses provide `dim`, `tokenize(texts, kind) -> list[list[int]]` and
-    `_run(rows of ids) -> float32 [len(rows), dim]`.
+    Subclasses provide `dim`, `device`, `parallel_batches`,
+    `tokenize(texts, kind) -> list[list[int]]` and
+    `_run(rows of ids) -> float32 [len(rows), dim]`, which must be thread-safe.
     """
 
     dim: int
+    device: str
+    parallel_batches: int
 
     def encode(self, texts: Sequence[str], kind: TextKind = "passage") -> np.ndarray:
         """float32 [len(texts), dim], unit rows, in input order."""
@@ -155,9 +191,22 @@ class LengthBatchedEncoder:
             raise InputError("encode() takes a list of texts, not one string")
         ids = self.tokenize(list(texts), kind)
         out = np.zeros((len(ids), self.dim), dtype=np.float32)
-        for batch in length_batches([len(x) for x in ids]):
-            out[batch] = self._run([ids[i] for i in batch])
+        batches = length_batches([len(x) for x in ids], **self._batch_limits(len(ids)))
+        for batch, vectors in zip(batches, self._run_all([[ids[i] for i in b] for b in batches])):
+            out[batch] = vectors
         return l2_normalise(out)
+
+    def _batch_limits(self, count: int) -> dict:
+        if self.device == "cuda":
+            return {"max_batch": GPU_MAX_BATCH, "max_tokens": GPU_MAX_BATCH_TOKENS}
+        # A few texts are split evenly so that every core gets some.
+        return {"max_batch": min(MAX_BATCH, -(-count // self.parallel_batches) or 1)}
+
+    def _run_all(self, batches: list[list[list[int]]]):
+        if self.parallel_batches == 1 or len(batches) <= 1:
+            return map(self._run, batches)
+        with ThreadPoolExecutor(self.parallel_batches, thread_name_prefix="encode") as pool:
+            return list(pool.map(self._run, batches))
 
 
 class OnnxEncoder(LengthBatchedEncoder):
@@ -176,6 +225,7 @@ class OnnxEncoder(LengthBatchedEncoder):
         self.providers = choose_providers(device)
         self.device = "cuda" if self.providers[0] == CUDA_PROVIDER else "cpu"
         self.threads = threads or physical_cores()
+        self.parallel_batches, self.intra_op_threads = parallel_plan(self.device, self.threads)
         self.model_path = self.folder / manifest.variant_file(variant)
         self.tokenizer = self._load_tokenizer(self.folder / manifest.tokenizer_file)
         self.session = self._load_session(self.model_path)
@@ -193,7 +243,7 @@ class OnnxEncoder(LengthBatchedEncoder):
         return tokenizer
 
     def _load_session(self, path: Path):
-        session = create_session(path, self.providers, self.threads)
+        session = create_session(path, self.providers, self.intra_op_threads)
         inputs = {i.name for i in session.get_inputs()}
         outputs = session.get_outputs()
         if not {"input_ids", "attention_mask"} <= inputs or len(outputs) != 1:
@@ -241,4 +291,5 @@ class OnnxEncoder(LengthBatchedEncoder):
 
     def __repr__(self) -> str:
         return (f"OnnxEncoder({self.name!r}, dim={self.dim}, variant={self.variant!r}, "
-                f"device={self.device!r}, threads={self.threads})")
+                f"device={self.device!r}, threads={self.threads}, "
+                f"parallel_batches={self.parallel_batches})")

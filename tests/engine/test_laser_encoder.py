@@ -91,6 +91,16 @@ def test_input_order_is_restored_across_length_batches(registered):
         encoder.encode(["x"], kind="title")
 
 
+def test_batches_run_side_by_side_give_the_serial_vectors(registered):
+    paths, _ = registered
+    encoder = load_encoder("tiny-laser", paths=paths, device="cpu", threads=2)
+    assert encoder.parallel_batches == 2
+    texts = TEXTS * 9  # 63 texts: several batches of mixed lengths
+    side_by_side = encoder.encode(texts)
+    encoder.parallel_batches = 1
+    np.testing.assert_array_equal(encoder.encode(texts), side_by_side)
+
+
 def test_serving_never_imports_torch(registered):
     paths, _ = registered
     code = ("import sys; from pathlib import Path; from engine.config import DataPaths; from engine.models import load_encoder;"

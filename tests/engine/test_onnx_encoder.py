@@ -9,7 +9,7 @@ import pytest
 
 from engine.encoders.base import Encoder
 from engine.encoders.onnx import (
-    CPU_PROVIDER, CUDA_PROVIDER, choose_providers, length_batches, physical_cores,
+    CPU_PROVIDER, CUDA_PROVIDER, choose_providers, length_batches, parallel_plan, physical_cores,
 )
 from engine.errors import InputError, ModelError
 from engine.models import load_encoder
@@ -62,6 +62,46 @@ def test_length_batches_cover_every_index_once_longest_first():
     assert all(len(b) * max(lengths[i] for i in b) <= 2000 or len(b) == 1 for b in batches)
     firsts = [lengths[b[0]] for b in batches]
     assert firsts == sorted(firsts, reverse=True)
+
+
+def test_length_batches_bound_padding_so_long_texts_do_not_pad_short_ones():
+    rng = np.random.default_rng(5)
+    lengths = np.concatenate([rng.integers(5, 30, size=400), [135, 90, 61]]).tolist()
+    batches = length_batches(lengths, max_batch=16, max_padding=0.1)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(len(lengths)))
+    for batch in batches:
+        rows = [lengths[i] for i in batch]
+        padded = len(rows) * max(rows)
+        assert padded - sum(rows) <= 0.1 * padded
+    assert [len(b) for b in batches[:3]] == [1, 1, 1]  # the three long texts stand alone
+    # Unbounded padding puts them with the next-longest texts, as before this bound.
+    assert len(length_batches(lengths, max_batch=16, max_padding=1.0)[0]) == 16
+
+
+def test_parallel_plan_runs_whole_batches_per_core_on_cpu_only():
+    assert parallel_plan("cpu", 4) == (4, 1)
+    assert parallel_plan("cuda", 4) == (1, 4)
+    assert parallel_plan("cpu", 0) == (1, 1)
+
+
+def test_batches_run_side_by_side_give_the_serial_vectors(tiny_registry):
+    encoder = load_encoder("tiny", paths=tiny_registry, variant="fp32", threads=2)
+    assert (encoder.parallel_batches, encoder.intra_op_threads) == (2, 1)
+    texts = random_sentences(90, seed=4)
+    side_by_side = encoder.encode(texts)
+    encoder.parallel_batches = 1
+    np.testing.assert_array_equal(encoder.encode(texts), side_by_side)
+
+
+def test_a_few_texts_are_split_so_every_core_gets_some(tiny_registry):
+    encoder = load_encoder("tiny", paths=tiny_registry, variant="fp32", threads=2)
+    run, batch_sizes = encoder._run, []
+    encoder._run = lambda rows: batch_sizes.append(len(rows)) or run(rows)
+    encoder.encode(["the cat sat"] * 6)
+    assert batch_sizes == [3, 3]
+    batch_sizes.clear()
+    encoder.encode(["the cat sat"])
+    assert batch_sizes == [1]
 
 
 def test_encoder_on_this_machine_uses_cpu_and_reports_it(tiny_registry):
