@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 WORDS = ("query passage the cat sat on mat dog runs fast slow red blue green house tree is a an and "
@@ -13,6 +14,12 @@ WORDS = ("query passage the cat sat on mat dog runs fast slow red blue green hou
 PIECES = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [str(d) for d in range(10)]
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 PUNCT = list(".,:;!?'\"-()")
+
+
+def random_sentences(n: int, seed: int = 0) -> list[str]:
+    """n seeded sentences of 1-40 words from the tiny vocabulary."""
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40))) for _ in range(n)]
 
 
 def make_tiny_bert(folder: Path, seed: int = 0, max_positions: int = 64) -> Path:

@@ -277,15 +277,16 @@ class OnnxEncoder(LengthBatchedEncoder):
             input_ids[i, :len(row)] = row
             mask[i, :len(row)] = 1
         if self.device == "cuda":
-            return self._run_cuda(input_ids, mask)
+            return self._run_bound(input_ids, mask, "cuda")
         return self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
 
-    def _run_cuda(self, input_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        # IO binding: inputs copied to the GPU once, output allocated there.
+    def _run_bound(self, input_ids: np.ndarray, mask: np.ndarray, device: str) -> np.ndarray:
+        # IO binding: inputs copied to `device` once and the output allocated there, so
+        # ORT does not stage them through host buffers of its own ("cpu" works too).
         binding = self.session.io_binding()
         binding.bind_cpu_input("input_ids", input_ids)
         binding.bind_cpu_input("attention_mask", mask)
-        binding.bind_output(self.session.get_outputs()[0].name, "cuda")
+        binding.bind_output(self.session.get_outputs()[0].name, device)
         self.session.run_with_iobinding(binding)
         return binding.copy_outputs_to_cpu()[0].astype(np.float32)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 
@@ -13,15 +11,9 @@ from engine.encoders.onnx import (
 )
 from engine.errors import InputError, ModelError
 from engine.models import load_encoder
+from tiny_models import random_sentences
 
 CUDA_AND_CPU = [CUDA_PROVIDER, CPU_PROVIDER]
-
-
-def random_sentences(n: int, seed: int = 0) -> list[str]:
-    from tiny_models import WORDS
-
-    rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40))) for _ in range(n)]
 
 
 def test_cpu_provider_chosen_without_gpu():
@@ -170,3 +162,17 @@ def test_int8_and_fp16_variants_stay_close_to_fp32(tiny_registry):
 
 def test_cpu_default_variant_is_int8_when_produced(tiny_registry):
     assert load_encoder("tiny", paths=tiny_registry).variant == "int8"
+
+
+def test_io_binding_path_gives_the_plain_run_vectors(tiny_registry):
+    # The CUDA path binds inputs and output; run the same binding code with a CPU output.
+    encoder = load_encoder("tiny", paths=tiny_registry, variant="fp32")
+    ids = encoder.tokenize(random_sentences(5, seed=2))
+    width = max(len(r) for r in ids)
+    input_ids = np.full((len(ids), width), encoder.pad_id, dtype=np.int64)
+    mask = np.zeros_like(input_ids)
+    for i, row in enumerate(ids):
+        input_ids[i, :len(row)], mask[i, :len(row)] = row, 1
+    bound = encoder._run_bound(input_ids, mask, "cpu")
+    assert bound.dtype == np.float32 and bound.shape == (5, encoder.dim)
+    np.testing.assert_allclose(bound, encoder._run(ids), atol=1e-6)
