@@ -26,11 +26,13 @@ log = logging.getLogger(__name__)
 
 CPU_PROVIDER = "CPUExecutionProvider"
 CUDA_PROVIDER = "CUDAExecutionProvider"
-# Batches hold texts of similar length (padding is computed like real tokens) and at
-# most this many rows and tokens (rows * padded length), so memory stays bounded. On CPU
-# 16 rows of short text keep a batch's FFN activations inside one core's L2 cache.
-MAX_BATCH = 16
-MAX_BATCH_TOKENS = 16384
+# Batches hold texts of similar length (padding is computed like real tokens), at most
+# this many rows and padded tokens (rows * longest). On CPU a few hundred tokens keep a
+# batch's FFN activations ([tokens, 1536] floats) near one core's L2 cache while the
+# matrix multiplies still have enough rows; more rows of short texts or fewer of long
+# ones measured slower (docs/benchmarks.md, "Encoders").
+MAX_BATCH = 64
+MAX_BATCH_TOKENS = 384
 # At most this share of a batch's tokens may be padding; the rest of the long tail
 # starts a new batch (one long sentence must not pad 15 short ones to its length).
 MAX_PADDING = 0.10
@@ -200,7 +202,8 @@ class LengthBatchedEncoder:
         if self.device == "cuda":
             return {"max_batch": GPU_MAX_BATCH, "max_tokens": GPU_MAX_BATCH_TOKENS}
         # A few texts are split evenly so that every core gets some.
-        return {"max_batch": min(MAX_BATCH, -(-count // self.parallel_batches) or 1)}
+        return {"max_batch": min(MAX_BATCH, -(-count // self.parallel_batches) or 1),
+                "max_tokens": MAX_BATCH_TOKENS}
 
     def _run_all(self, batches: list[list[list[int]]]):
         if self.parallel_batches == 1 or len(batches) <= 1:

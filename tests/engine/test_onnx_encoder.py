@@ -59,7 +59,7 @@ def test_length_batches_cover_every_index_once_longest_first():
 def test_length_batches_bound_padding_so_long_texts_do_not_pad_short_ones():
     rng = np.random.default_rng(5)
     lengths = np.concatenate([rng.integers(5, 30, size=400), [135, 90, 61]]).tolist()
-    batches = length_batches(lengths, max_batch=16, max_padding=0.1)
+    batches = length_batches(lengths, max_batch=16, max_tokens=16384, max_padding=0.1)
     assert sorted(np.concatenate(batches).tolist()) == list(range(len(lengths)))
     for batch in batches:
         rows = [lengths[i] for i in batch]
@@ -67,7 +67,7 @@ def test_length_batches_bound_padding_so_long_texts_do_not_pad_short_ones():
         assert padded - sum(rows) <= 0.1 * padded
     assert [len(b) for b in batches[:3]] == [1, 1, 1]  # the three long texts stand alone
     # Unbounded padding puts them with the next-longest texts, as before this bound.
-    assert len(length_batches(lengths, max_batch=16, max_padding=1.0)[0]) == 16
+    assert len(length_batches(lengths, max_batch=16, max_tokens=16384, max_padding=1.0)[0]) == 16
 
 
 def test_parallel_plan_runs_whole_batches_per_core_on_cpu_only():
