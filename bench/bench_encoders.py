@@ -3,7 +3,8 @@
     OMP_NUM_THREADS=2 python bench/bench_encoders.py --out bench/out/encoders.json
 
 Same 2,000 Tatoeba sentences (round robin over languages, both sides) for every
-encoder, in one run. The ceiling is FLOPs per sentence (real token lengths, no padding)
+encoder, in one run; the encoders take turns over --rounds passes and the median counts.
+The same sentences joined 12 to a passage measure document-length texts. The ceiling is FLOPs per sentence (real token lengths, no padding)
 over the float32 matrix-multiply GFLOP/s this CPU measures at the model's shapes.
 Models come from BABELFIND_HOME's registry (installed by trainer.default_models).
 """
@@ -44,15 +45,43 @@ def bench_sentences(n: int = 2000) -> list[str]:
     return out[:n]
 
 
-def timed(encode, texts, repeats: int = 1) -> tuple[float, np.ndarray]:
-    """Best sentences/s over `repeats` runs (after one warm-up batch) and the vectors."""
-    encode(texts[:16])
-    best, vectors = 0.0, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        vectors = encode(texts)
-        best = max(best, len(texts) / (time.perf_counter() - start))
-    return best, np.asarray(vectors, dtype=np.float32)
+def rates(encoders: dict, rounds: int, gemm) -> tuple[dict, dict]:
+    """Texts/s of each `name: (encode, texts)` over `rounds` passes, and its vectors.
+
+    The encoders take turns, and each round also measures `gemm()` (GFLOP/s) before and
+    after its passes, so a change in machine load touches every rate of a round alike.
+    """
+    speeds, vectors = {name: [] for name in encoders}, {}
+    speeds["matmul_gflops"] = []
+    for encode, texts in encoders.values():
+        encode(texts[:16])  # warm-up
+    for _ in range(rounds):
+        before = gemm()
+        for name, (encode, texts) in encoders.items():
+            start = time.perf_counter()
+            vectors[name] = np.asarray(encode(texts), dtype=np.float32)
+            speeds[name].append(len(texts) / (time.perf_counter() - start))
+        # The higher rate of the two: a ceiling taken at the quieter moment is the strict one.
+        speeds["matmul_gflops"].append(max(before, gemm()))
+    return speeds, vectors
+
+
+def round_ratios(speeds: dict, top: str, bottom) -> list[float]:
+    """top / bottom per round (bottom: a key of `speeds` or a list of per-round values)."""
+    below = speeds[bottom] if isinstance(bottom, str) else bottom
+    return [a / b for a, b in zip(speeds[top], below)]
+
+
+def serial_encoder(name: str):
+    """The fp32 encoder as served before commit 08ab578: one batch at a time with every
+    core inside each op, up to 64 rows or 16,384 tokens, padding unbounded."""
+    from engine.encoders.onnx import create_session
+
+    encoder = load_encoder(name, variant="fp32")
+    encoder.parallel_batches = 1
+    encoder.session = create_session(encoder.model_path, encoder.providers, encoder.threads)
+    encoder._batch_limits = lambda count: {"max_batch": 64, "max_tokens": 16384, "max_padding": 1.0}
+    return encoder
 
 
 def matmul_gflops(rows: int, hidden: int, ffn: int, seconds: float = 3.0) -> float:
@@ -76,46 +105,62 @@ def flops_per_sentence(lengths: list[int], layers: int, hidden: int, ffn: int) -
     return float((layers * per_layer).mean())
 
 
-def bench_model(name: str, texts: list[str], st_dir: Path | None) -> dict:
+def bench_model(name: str, texts: list[str], st_dir: Path, rounds: int) -> dict:
     manifest = get_manifest(name)
     prefix = manifest.prefixes.get("passage", "")
-    result = {"model": name, "sentences": len(texts)}
     fp32 = load_encoder(name, variant="fp32")
-    result["threads"] = fp32.threads
-    result["onnx_fp32"], base = timed(lambda t: fp32.encode(t), texts)
+    serial = serial_encoder(name)
+    encoders = {"onnx_fp32": (fp32.encode, texts), "onnx_fp32_serial": (serial.encode, texts)}
     if manifest.variant_file("int8"):
-        int8 = load_encoder(name, variant="int8")
-        result["onnx_int8"], vec8 = timed(lambda t: int8.encode(t), texts)
-        cos = (base * vec8).sum(1)
+        encoders["onnx_int8"] = (load_encoder(name, variant="int8").encode, texts)
+    encoders["sentence_transformers"] = (st_encoder(st_dir, manifest, prefix, fp32.threads), texts)
+    # Document-like passages too: the same sentences, 12 to a passage (~160 tokens).
+    passages = [" ".join(texts[i:i + 12]) for i in range(0, len(texts), 12)]
+    encoders["passages_onnx_fp32"] = (fp32.encode, passages)
+    encoders["passages_onnx_fp32_serial"] = (serial.encode, passages)
+    config = json.loads((st_dir / "config.json").read_text())
+    layers, hidden, ffn = config["num_hidden_layers"], config["hidden_size"], config["intermediate_size"]
+    speeds, vectors = rates(encoders, rounds,
+                            gemm=lambda: matmul_gflops(1024, hidden, ffn, seconds=1.0))
+
+    result = {"model": name, "sentences": len(texts), "threads": fp32.threads, "rounds": rounds,
+              "all_rates": speeds}
+    result.update({key: float(np.median(values)) for key, values in speeds.items()})
+    base = vectors["onnx_fp32"]
+    result["fp32_cosine_to_st_min"] = float((base * vectors["sentence_transformers"]).sum(1).min())
+    result["fp32_cosine_to_serial_min"] = float((base * vectors["onnx_fp32_serial"]).sum(1).min())
+    lengths = [len(ids) for ids in fp32.tokenize(texts, kind="passage")]
+    result["mean_tokens"] = float(np.mean(lengths))
+    result["gflop_per_sentence"] = flops_per_sentence(lengths, layers, hidden, ffn) / 1e9
+    ceilings = [g / result["gflop_per_sentence"] for g in speeds["matmul_gflops"]]
+    result["ceiling"] = float(np.median(ceilings))
+    # Ratios are taken within each round, then the median over rounds.
+    ratios = {"fp32_of_ceiling": round_ratios(speeds, "onnx_fp32", ceilings),
+              "fp32_over_st": round_ratios(speeds, "onnx_fp32", "sentence_transformers"),
+              "fp32_over_serial": round_ratios(speeds, "onnx_fp32", "onnx_fp32_serial"),
+              "passages_fp32_over_serial": round_ratios(speeds, "passages_onnx_fp32",
+                                                        "passages_onnx_fp32_serial")}
+    if "onnx_int8" in vectors:
+        cos = (base * vectors["onnx_int8"]).sum(1)
         result["int8_cosine_mean"], result["int8_cosine_min"] = float(cos.mean()), float(cos.min())
+        ratios["int8_over_fp32"] = round_ratios(speeds, "onnx_int8", "onnx_fp32")
     else:
         result["int8_not_produced"] = manifest.variants.get("int8", {}).get("reason")
-    if st_dir is not None:
-        import torch
-        from sentence_transformers import SentenceTransformer
-
-        torch.set_num_threads(fp32.threads)
-        model = SentenceTransformer(str(st_dir), device="cpu")
-        model.max_seq_length = manifest.max_length
-        speed, ref = timed(lambda t: model.encode([prefix + x for x in t], batch_size=32,
-                                                  normalize_embeddings=True), texts)
-        result["sentence_transformers"] = speed
-        result["fp32_cosine_to_st_min"] = float((base * ref).sum(1).min())
-    lengths = [len(ids) for ids in fp32.tokenize(texts, kind="passage")]
-    config = json.loads((st_dir / "config.json").read_text()) if st_dir else None
-    if config:
-        layers, hidden, ffn = (config["num_hidden_layers"], config["hidden_size"],
-                               config["intermediate_size"])
-        result["mean_tokens"] = float(np.mean(lengths))
-        result["gflop_per_sentence"] = flops_per_sentence(lengths, layers, hidden, ffn) / 1e9
-        result["matmul_gflops"] = matmul_gflops(1024, hidden, ffn)
-        result["ceiling"] = result["matmul_gflops"] / result["gflop_per_sentence"]
-        result["fp32_of_ceiling"] = result["onnx_fp32"] / result["ceiling"]
-        if "sentence_transformers" in result:
-            result["fp32_over_st"] = result["onnx_fp32"] / result["sentence_transformers"]
-        if "onnx_int8" in result:
-            result["int8_over_fp32"] = result["onnx_int8"] / result["onnx_fp32"]
+    result["round_ratios"] = ratios
+    result.update({key: float(np.median(values)) for key, values in ratios.items()})
     return result
+
+
+def st_encoder(st_dir: Path, manifest, prefix: str, threads: int):
+    """sentence-transformers on the same torch weights: batch 32, normalised, same prefix."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(threads)
+    model = SentenceTransformer(str(st_dir), device="cpu")
+    model.max_seq_length = manifest.max_length
+    return lambda texts: model.encode([prefix + t for t in texts], batch_size=32,
+                                      normalize_embeddings=True)
 
 
 def transformers_dir(name: str, work: Path) -> Path:
@@ -133,6 +178,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["multilingual-e5-small", "all-minilm-l6-v2"])
     parser.add_argument("--sentences", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3, help="timed passes per encoder (median)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "encoders.json")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -143,7 +189,7 @@ def main(argv=None) -> int:
             if not model_dir(name, data_paths()).is_dir():
                 print(f"skipping {name}: not installed", file=sys.stderr)
                 continue
-            results.append(bench_model(name, texts, transformers_dir(name, Path(work))))
+            results.append(bench_model(name, texts, transformers_dir(name, Path(work)), args.rounds))
             print(json.dumps(results[-1], indent=2), flush=True)
     load = os.getloadavg()
     report = {"results": results, "cpu_count": os.cpu_count(), "loadavg": load}
