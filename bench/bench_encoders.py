@@ -99,8 +99,8 @@ def flops_per_sentence(lengths: list[int], layers: int, hidden: int, ffn: int) -
     return float((layers * per_layer).mean())
 
 
-def contenders(name: str, manifest, texts: list[str], st_dir: Path) -> dict:
-    """name -> (encode, texts) for every encoder timed on model `name`."""
+def contenders(name: str, manifest, texts: list[str], st_dir: Path):
+    """(our fp32 encoder, name -> (encode, texts) for every encoder timed on `name`)."""
     prefix = manifest.prefixes.get("passage", "")
     fp32 = load_encoder(name, variant="fp32")
     serial = serial_encoder(name)
@@ -112,13 +112,12 @@ def contenders(name: str, manifest, texts: list[str], st_dir: Path) -> dict:
     passages = [" ".join(texts[i:i + 12]) for i in range(0, len(texts), 12)]
     encoders["passages_onnx_fp32"] = (fp32.encode, passages)
     encoders["passages_onnx_fp32_serial"] = (serial.encode, passages)
-    return encoders
+    return fp32, encoders
 
 
 def bench_model(name: str, texts: list[str], st_dir: Path, rounds: int) -> dict:
     manifest = get_manifest(name)
-    encoders = contenders(name, manifest, texts, st_dir)
-    fp32 = encoders["onnx_fp32"][0].__self__
+    fp32, encoders = contenders(name, manifest, texts, st_dir)
     config = json.loads((st_dir / "config.json").read_text())
     layers, hidden, ffn = config["num_hidden_layers"], config["hidden_size"], config["intermediate_size"]
     speeds, vectors = rates(encoders, rounds,
