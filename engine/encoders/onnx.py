@@ -28,7 +28,7 @@ CPU_PROVIDER = "CPUExecutionProvider"
 CUDA_PROVIDER = "CUDAExecutionProvider"
 # Batches hold texts of similar length (padding is computed like real tokens), at most
 # this many rows and padded tokens (rows * longest). On CPU a few hundred tokens keep a
-# batch's FFN activations ([tokens, 1536] floats) near one core's L2 cache while the
+# batch's FFN activations ([tokens, ffn] floats) near one core's L2 cache while the
 # matrix multiplies still have enough rows; more rows of short texts or fewer of long
 # ones measured slower (docs/benchmarks.md, "Encoders").
 MAX_BATCH = 64
@@ -143,8 +143,9 @@ def parallel_plan(device: str, threads: int) -> tuple[int, int]:
 
     On CPU each core runs whole batches on its own: a small model's ops (384-wide
     matrices, softmax over a dozen tokens) are too short to split across cores without
-    the cores waiting on each other, and measured 24-36% faster this way
-    (docs/benchmarks.md, "Encoders"). A GPU runs one batch at a time.
+    the cores waiting on each other. With the batch limits above this measured 1.4-2.0x
+    the throughput of one batch at a time on two cores (docs/benchmarks.md, "Encoders").
+    A GPU runs one batch at a time.
     """
     return (max(1, threads), 1) if device == "cpu" else (1, max(1, threads))
 
