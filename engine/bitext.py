@@ -53,6 +53,9 @@ class MiningOptions:
         lines: read .txt/.tsv files as one sentence per line; None = decide per file.
         src_lang, tgt_lang: ISO 639-1 codes; None = detect.
         allow_same_language: mine even when both sides are in one language.
+        keep_below_threshold: return the candidates at or below the threshold too, for a
+            reviewer to lower it; `MiningResult.threshold` still says where the cut lies,
+            and only the pairs above it decide whether to align.
     """
 
     k: int = 4
@@ -64,6 +67,7 @@ class MiningOptions:
     src_lang: str | None = None
     tgt_lang: str | None = None
     allow_same_language: bool = False
+    keep_below_threshold: bool = False
     search: MiningConfig = field(default_factory=MiningConfig)
     alignment: AlignConfig = field(default_factory=AlignConfig)
 
@@ -238,10 +242,12 @@ def iter_mine_sentences(
     steps = neighbours_steps(src_vecs, tgt_vecs, options.k, options.search)
     neighbours = yield from _as_events(steps)
     threshold = options.effective_threshold
-    mined = select_pairs(neighbours, options.margin, options.mode, threshold)
+    candidates = select_pairs(neighbours, options.margin, options.mode,
+                              None if options.keep_below_threshold else threshold)
     src_first = _first_positions(src_inverse, len(src_unique))
     tgt_first = _first_positions(tgt_inverse, len(tgt_unique))
-    order_pairs = [(int(src_first[p.src_index]), int(tgt_first[p.tgt_index])) for p in mined]
+    positions = [(int(src_first[p.src_index]), int(tgt_first[p.tgt_index])) for p in candidates]
+    order_pairs = [pos for p, pos in zip(candidates, positions) if p.score > threshold]
     from engine.mining import increasing_fraction
 
     increasing = increasing_fraction(order_pairs)
@@ -254,12 +260,13 @@ def iter_mine_sentences(
         threshold = options.threshold if options.threshold is not None else -np.inf
         pairs = yield from _align_steps(
             src_sentences, tgt_sentences, src_vecs[src_inverse], tgt_vecs[tgt_inverse],
-            encoder, options, threshold, anchors=order_pairs,
+            encoder, options, -np.inf if options.keep_below_threshold else threshold,
+            anchors=order_pairs,
         )
     else:
         pairs = [
             MinedPair(p.score, src_unique[p.src_index], tgt_unique[p.tgt_index], (s,), (t,))
-            for p, (s, t) in zip(mined, order_pairs)
+            for p, (s, t) in zip(candidates, positions)
         ]
     result = MiningResult(
         tuple(pairs), src_lang, tgt_lang, len(src_sentences), len(tgt_sentences),

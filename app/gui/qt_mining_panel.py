@@ -234,8 +234,9 @@ class QtMiningPanel(QWidget):
     def options(self):
         from engine.bitext import MiningOptions
 
+        # Candidates below the default threshold come too, so the slider can lower it.
         return MiningOptions(k=self.k.value(), margin=self.margin.currentData(), mode=self.mode.currentData(),
-                             align=self.align.currentData())
+                             align=self.align.currentData(), keep_below_threshold=True)
 
     def mine(self) -> None:
         """Starts mining the two chosen documents in the background."""
@@ -288,8 +289,8 @@ class QtMiningPanel(QWidget):
         self.pairs.set_result(result)
         for side, language in enumerate((result.src_lang, result.tgt_lang)):
             self._show_language(side, language)
-        how = "aligned in document order" if result.aligned else "mined"
-        self.stage.setText(f"{len(result.pairs):,} pairs {how} from {result.n_src:,} and {result.n_tgt:,} sentences")
+        how = "pairs aligned in document order" if result.aligned else "candidate pairs mined"
+        self.stage.setText(f"{len(result.pairs):,} {how} from {result.n_src:,} and {result.n_tgt:,} sentences")
         self._update_histogram(result)
         self.mined.emit(result)
 

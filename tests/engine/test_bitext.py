@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from engine.bitext import (
+    DEFAULT_THRESHOLDS,
     MiningFinished,
     MiningOptions,
     MiningProgress,
@@ -35,6 +36,23 @@ def test_translations_are_found_with_their_positions():
     assert found == {(order[j], j) for j in range(8)}
     assert all(p.src_text == GERMAN[p.src_indices[0]] for p in result.pairs)
     assert (result.n_src, result.n_tgt, result.src_lang, result.tgt_lang) == (8, 8, "de", "en")
+
+
+def test_candidates_below_the_threshold_come_back_only_when_asked():
+    order = [3, 0, 6, 1, 7, 2, 5, 4]
+    german = GERMAN + ["Die Steuererklärung ist fällig.", "Wir streichen die Küche blau."]
+    english = [ENGLISH[j] for j in order] + ["Quantum computers need cold rooms.", "He sold his bicycle."]
+    default = mine_sentences(german, english, TranslationEncoder(), MiningOptions(**LANGS))
+    review = mine_sentences(german, english, TranslationEncoder(),
+                            MiningOptions(**LANGS, keep_below_threshold=True))
+    translations = {(order[j], j) for j in range(8)}
+    assert {(p.src_indices[0], p.tgt_indices[0]) for p in default.pairs} == translations
+    assert review.threshold == default.threshold == DEFAULT_THRESHOLDS["ratio"]
+    above = [p for p in review.pairs if p.score > review.threshold]
+    below = [p for p in review.pairs if p.score <= review.threshold]
+    assert above == list(default.pairs) and below  # same pairs above, candidates below
+    assert any(p.src_indices[0] >= 8 or p.tgt_indices[0] >= 8 for p in below)  # the unrelated ones
+    assert not review.aligned and review.increasing == default.increasing
 
 
 def test_duplicate_sentences_are_encoded_and_mined_once():

@@ -97,6 +97,23 @@ def test_moving_the_threshold_changes_the_kept_count_and_the_histogram_marker(qt
     assert len(panel.pairs.kept()) == 8
 
 
+def test_the_slider_starts_at_the_default_threshold_and_can_lower_it(qtbot, panel, tmp_path):
+    from engine.bitext import DEFAULT_THRESHOLDS
+
+    de = tmp_path / "de.txt"
+    de.write_text("\n".join(GERMAN + ["Die Steuererklärung ist fällig."]) + "\n", encoding="utf-8")
+    en = tmp_path / "en.txt"
+    strays = ["Quantum computers need cold rooms.", "He sold his bicycle."]
+    en.write_text("\n".join([ENGLISH[j] for j in ORDER] + strays) + "\n", encoding="utf-8")
+    mine(qtbot, panel, de, en)
+    total = len(panel.pairs.pairs())
+    assert total > 8 and "candidate pairs mined" in panel.stage.text()
+    assert abs(panel.threshold() - DEFAULT_THRESHOLDS["ratio"]) < 0.02  # nearest slider step
+    assert len(panel.pairs.kept()) == 8 and panel.table.model().rowCount() == 8
+    panel.slider.setValue(0)
+    assert len(panel.pairs.kept()) == total and panel.table.model().rowCount() == total
+
+
 def test_a_rejected_pair_is_left_out_of_the_tsv_and_tmx_parses(qtbot, panel, documents, tmp_path):
     mine(qtbot, panel, *documents)
     table = panel.table.model()
