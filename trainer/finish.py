@@ -32,15 +32,17 @@ def sts_scores(folder: Path, pooling: str, prefix: str, sts_dir: Path) -> dict:
 
 
 def finish_training(finished, name: str, *, sts_dir: Path | None = None, sts_before: dict | None = None,
-                    activate: bool = False, paths: DataPaths | None = None,
+                    sts_after: dict | None = None, activate: bool = False, paths: DataPaths | None = None,
                     replace_existing: bool = False, variants=("int8",),
                     progress: Progress | None = None) -> ModelManifest:
     """Exports `finished.best_checkpoint` as registry model `name` and returns its manifest.
 
     Args:
         finished: the run's `TrainFinished` event.
-        sts_dir: STS data; when given, the best checkpoint is scored (and the base too,
-            unless `sts_before` already holds its report) and both go into the manifest.
+        sts_dir: STS data; when given, the base model and the best checkpoint are scored
+            and both reports go into the manifest.
+        sts_before, sts_after: those reports when the caller already has them (the
+            wizard shows them before export), so they are not computed again.
         activate: make the new model active (the caller re-encodes the library).
     """
     from trainer.export import export_transformer
@@ -59,7 +61,7 @@ def finish_training(finished, name: str, *, sts_dir: Path | None = None, sts_bef
         base = resolve_base_model(config.base, paths)
         training["sts_before"] = sts_before or sts_scores(base.path, config.pooling, config.text_prefix, sts_dir)
         progress(0.3, "scoring the trained model on STS")
-        training["sts_after"] = sts_scores(best_model, config.pooling, config.text_prefix, sts_dir)
+        training["sts_after"] = sts_after or sts_scores(best_model, config.pooling, config.text_prefix, sts_dir)
     prefixes = _serving_prefixes(config, paths)
     manifest = export_transformer(
         best_model, name, pooling=export_pooling, prefixes=prefixes, max_length=_max_length(best_model),

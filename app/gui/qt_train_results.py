@@ -284,7 +284,7 @@ class QtExportPage(QWizardPage):
             from trainer.finish import finish_training
 
             return finish_training(finished, name, sts_dir=sts_dir, sts_before=scores.get("before"),
-                                   activate=activate, paths=wizard.paths,
+                                   sts_after=scores.get("after"), activate=activate, paths=wizard.paths,
                                    progress=lambda fraction, message: progress((fraction, message)))
 
         self._exporting = True
