@@ -1,0 +1,71 @@
+"""Same-language bias: do English passages crowd out the translation a query asks for?
+
+    python bench/bench_language_bias.py --sentences 300
+
+For each language X: queries are Tatoeba's English sentences, the corpus is their X
+translations plus as many unrelated English sentences (the other side of the Italian
+file), and a query counts as answered when its translation ranks first. Three readings
+in one run: X alone (no distractors), X + English, and X + English with per-language
+centring (score q . (p - mean of p's language)), the usual correction for a language
+component in multilingual embeddings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from engine.eval_tatoeba import load_pair  # noqa: E402
+from engine.models import load_encoder  # noqa: E402
+
+TATOEBA = REPO.parent / "shared" / "data" / "tatoeba" / "v1"
+LANGUAGES = ("deu", "fra", "rus", "cmn", "ara", "hin", "jpn", "tur", "swe", "kor")
+DISTRACTOR_FILE = "ita"  # its English side supplies sentences unrelated to the queries
+
+
+def top1(scores: np.ndarray) -> float:
+    """Share of queries (rows) whose best column is their own translation (same index)."""
+    return float((scores.argmax(axis=1) == np.arange(len(scores))).mean())
+
+
+def readings(encoder, lang: str, distractors: np.ndarray, n: int) -> dict:
+    other, english = load_pair(TATOEBA, lang)
+    queries = encoder.encode(english[:n], kind="query")  # [n, d]
+    targets = encoder.encode(other[:n], kind="passage")  # [n, d]
+    corpus = np.vstack([targets, distractors])  # [2n, d]: translations first
+    is_english = np.arange(len(corpus)) >= n
+    scores = queries @ corpus.T
+    means = np.stack([corpus[~is_english].mean(0), corpus[is_english].mean(0)])  # [2, d]
+    centred = scores - (queries @ means.T)[:, is_english.astype(int)]
+    return {"alone": top1(queries @ targets.T), "with_english": top1(scores), "centred": top1(centred)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sentences", type=int, default=300)
+    parser.add_argument("--model", default=None, help="registered model (default: the active one)")
+    args = parser.parse_args(argv)
+    encoder = load_encoder(args.model)
+    _, english = load_pair(TATOEBA, DISTRACTOR_FILE)
+    distractors = encoder.encode(english[-args.sentences:], kind="passage")
+    print("| language | X alone | X + English | X + English, centred |")
+    print("|---|---|---|---|")
+    results = {}
+    for lang in LANGUAGES:
+        results[lang] = r = readings(encoder, lang, distractors, args.sentences)
+        print(f"| {lang} | {r['alone']:.3f} | {r['with_english']:.3f} | {r['centred']:.3f} |")
+    mean = {key: float(np.mean([r[key] for r in results.values()])) for key in ("alone", "with_english", "centred")}
+    print(f"| mean | {mean['alone']:.3f} | {mean['with_english']:.3f} | {mean['centred']:.3f} |")
+    print(json.dumps({"model": encoder.name, "variant": encoder.variant, "mean": mean}), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
