@@ -39,4 +39,5 @@ def test_gpu_fp32_equals_cpu_fp32_across_large_batches(tiny_registry):
     gpu = load_encoder("tiny", paths=tiny_registry, device="cuda", variant="fp32")
     texts = random_sentences(GPU_MAX_BATCH + 40, seed=9)  # more than one GPU batch
     cpu = load_encoder("tiny", paths=tiny_registry, device="cpu", variant="fp32").encode(texts)
-    assert (gpu.encode(texts) * cpu).sum(1).min() >= 0.9999
+    # ORT's CUDA provider may run fp32 MatMuls in TF32 (10-bit mantissa), hence not 0.9999
+    assert (gpu.encode(texts) * cpu).sum(1).min() >= 0.999
