@@ -19,8 +19,7 @@ import numpy as np
 
 from engine.encoders.base import TextKind
 from engine.encoders.laser_tokenizer import LaserTokenizer, read_vocab_json
-from engine.encoders.onnx import (CUDA_PROVIDER, LengthBatchedEncoder, check_output_shape, choose_providers,
-                                  create_session, parallel_plan, physical_cores)
+from engine.encoders.onnx import LengthBatchedEncoder, check_output_shape, create_session
 from engine.errors import InputError, ModelError
 
 log = logging.getLogger(__name__)
@@ -42,23 +41,10 @@ class LaserOnnxEncoder(LengthBatchedEncoder):
 
     def __init__(self, folder: Path, manifest, *, variant: str = "fp32", device: str = "auto",
                  threads: int | None = None):
-        self.folder = Path(folder)
-        self.manifest = manifest
-        self.name = manifest.name
-        self.dim = int(manifest.dim)
-        self.variant = variant
-        self.pad_id = int(manifest.pad_token_id)
-        self.providers = choose_providers(device)
-        self.device = "cuda" if self.providers[0] == CUDA_PROVIDER else "cpu"
-        self.threads = threads or physical_cores()
-        self.parallel_batches, self.intra_op_threads = parallel_plan(self.device, self.threads)
-        self.model_path = self.folder / manifest.variant_file(variant)
+        super().__init__(folder, manifest, variant=variant, device=device, threads=threads)
         self.tokenizer = self._load_tokenizer(manifest)
         self.session = self._load_session(self.model_path)
-        warm = self.encode(["warm-up"])
-        if warm.shape != (1, self.dim):
-            raise ModelError(f"{self.model_path}: produced shape {warm.shape}, expected "
-                             f"(1, {self.dim})", self.model_path)
+        self._warm_up()
 
     def _load_tokenizer(self, manifest) -> LaserTokenizer:
         prep = manifest.preprocessing or {}

@@ -175,18 +175,34 @@ def check_output_shape(shape, dim: int, path: Path) -> None:
 
 
 class LengthBatchedEncoder:
-    """`encode` for ONNX encoders: texts sorted by token length into batches, so little
-    padding is computed, batches run `parallel_batches` at a time (ORT sessions take
-    concurrent runs), and the rows put back in input order.
+    """Shared part of the ONNX encoders: the model's files, device and threads, and an
+    `encode` that sorts texts by token length into batches, so little padding is
+    computed, runs `parallel_batches` of them at a time (ORT sessions take concurrent
+    runs), and puts the rows back in input order.
 
-    Subclasses provide `dim`, `device`, `parallel_batches`,
-    `tokenize(texts, kind) -> list[list[int]]` and
+    Subclasses provide `tokenize(texts, kind) -> list[list[int]]` and
     `_run(rows of ids) -> float32 [len(rows), dim]`, which must be thread-safe.
     """
 
-    dim: int
-    device: str
-    parallel_batches: int
+    def __init__(self, folder: Path, manifest, *, variant: str, device: str, threads: int | None):
+        self.folder = Path(folder)
+        self.manifest = manifest
+        self.name = manifest.name
+        self.dim = int(manifest.dim)
+        self.variant = variant
+        self.pad_id = int(manifest.pad_token_id)
+        self.providers = choose_providers(device)
+        self.device = "cuda" if self.providers[0] == CUDA_PROVIDER else "cpu"
+        self.threads = threads or physical_cores()
+        self.parallel_batches, self.intra_op_threads = parallel_plan(self.device, self.threads)
+        self.model_path = self.folder / manifest.variant_file(variant)
+
+    def _warm_up(self) -> None:
+        """One encode, so the first real one is not slow; its shape checks the graph."""
+        vectors = self.encode(["warm-up"])
+        if vectors.shape != (1, self.dim):
+            raise ModelError(f"{self.model_path}: produced shape {vectors.shape}, expected "
+                             f"(1, {self.dim})", self.model_path)
 
     def encode(self, texts: Sequence[str], kind: TextKind = "passage") -> np.ndarray:
         """float32 [len(texts), dim], unit rows, in input order."""
@@ -218,22 +234,12 @@ class OnnxEncoder(LengthBatchedEncoder):
 
     def __init__(self, folder: Path, manifest, *, variant: str = "fp32", device: str = "auto",
                  threads: int | None = None):
-        self.folder = Path(folder)
-        self.manifest = manifest
-        self.name = manifest.name
-        self.dim = int(manifest.dim)
-        self.variant = variant
+        super().__init__(folder, manifest, variant=variant, device=device, threads=threads)
         self.max_length = int(manifest.max_length)
         self.prefixes = dict(manifest.prefixes or {})
-        self.pad_id = int(manifest.pad_token_id)
-        self.providers = choose_providers(device)
-        self.device = "cuda" if self.providers[0] == CUDA_PROVIDER else "cpu"
-        self.threads = threads or physical_cores()
-        self.parallel_batches, self.intra_op_threads = parallel_plan(self.device, self.threads)
-        self.model_path = self.folder / manifest.variant_file(variant)
         self.tokenizer = self._load_tokenizer(self.folder / manifest.tokenizer_file)
         self.session = self._load_session(self.model_path)
-        self._check_output(self.encode(["warm-up"], kind="passage"))
+        self._warm_up()
 
     def _load_tokenizer(self, path: Path):
         from tokenizers import Tokenizer
@@ -257,12 +263,6 @@ class OnnxEncoder(LengthBatchedEncoder):
         check_output_shape(outputs[0].shape, self.dim, path)
         self.providers = session.get_providers()
         return session
-
-    def _check_output(self, vectors: np.ndarray) -> None:
-        if vectors.shape != (1, self.dim):
-            raise ModelError(
-                f"{self.model_path}: produced shape {vectors.shape}, expected (1, {self.dim})",
-                self.model_path)
 
     def tokenize(self, texts: Sequence[str], kind: TextKind = "passage") -> list[list[int]]:
         """Token ids per text, with the model's prefix for `kind`, truncated to max_length."""
