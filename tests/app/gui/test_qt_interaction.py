@@ -178,7 +178,7 @@ def test_watched_folder_is_reindexed_by_itself(qtbot, window, library, indexed):
 
 
 def test_geometry_splitters_and_recent_queries_are_remembered(qtbot, library, indexed, window):
-    window.resize(760, 560)  # inside the offscreen screen (800x600), so nothing is clamped
+    window.resize(760, 500)  # inside the offscreen screen (800x600); not the default size
     window.main_splitter.setSizes([250, 490])
     type_query(qtbot, window, "honey")
     QTest.keyClick(window.search_bar.field, Qt.Key.Key_Return)
@@ -193,7 +193,10 @@ def test_geometry_splitters_and_recent_queries_are_remembered(qtbot, library, in
         # The sidebar width is what the user set; the other pane takes what the layout
         # leaves, which can differ by a few pixels between two windows of the same size.
         assert restored[0] == sizes[0] and abs(sum(restored) - sum(sizes)) <= 16
-        assert again.size() == size
+        # The height is restored exactly. The width may not be: when the layout's minimum
+        # width passes the offscreen screen's 800 pixels, the first window grows past the
+        # screen and the restored one is fitted back onto it.
+        assert again.height() == size.height() and abs(again.width() - size.width()) <= 16
         assert again.search_bar.recent_queries() == ["honey"]
     finally:
         again.shutdown()
