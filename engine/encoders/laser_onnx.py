@@ -19,8 +19,8 @@ import numpy as np
 
 from engine.encoders.base import TextKind
 from engine.encoders.laser_tokenizer import LaserTokenizer, read_vocab_json
-from engine.encoders.onnx import LengthBatchedEncoder, check_output_shape, create_session
-from engine.errors import InputError, ModelError
+from engine.encoders.onnx import LengthBatchedEncoder
+from engine.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,10 @@ class LaserOnnxEncoder(LengthBatchedEncoder):
     LASER has no query/passage prefixes; `kind` is checked and otherwise ignored.
     """
 
+    graph_kind = "a LASER graph"
+    input_names = INPUT_NAMES
+    exact_inputs = True
+
     def __init__(self, folder: Path, manifest, *, variant: str = "fp32", device: str = "auto",
                  threads: int | None = None):
         super().__init__(folder, manifest, variant=variant, device=device, threads=threads)
@@ -53,18 +57,6 @@ class LaserOnnxEncoder(LengthBatchedEncoder):
                               lang=prep.get("punct_lang", "en"),
                               lower_case=bool(prep.get("lower_case", True)),
                               max_length=int(manifest.max_length))
-
-    def _load_session(self, path: Path):
-        session = create_session(path, self.providers, self.intra_op_threads)
-        inputs = tuple(i.name for i in session.get_inputs())
-        outputs = session.get_outputs()
-        if sorted(inputs) != sorted(INPUT_NAMES) or len(outputs) != 1:
-            raise ModelError(
-                f"{path}: not a LASER graph: expected inputs {list(INPUT_NAMES)} and one "
-                f"output, found inputs {list(inputs)} and {len(outputs)} outputs", path)
-        check_output_shape(outputs[0].shape, self.dim, path)
-        self.providers = session.get_providers()
-        return session
 
     def tokenize(self, texts: Sequence[str], kind: TextKind = "passage") -> list[list[int]]:
         """Token ids per text (</s> last), after LASER's preprocessing."""

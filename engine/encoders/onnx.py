@@ -180,9 +180,14 @@ class LengthBatchedEncoder:
     computed, runs `parallel_batches` of them at a time (ORT sessions take concurrent
     runs), and puts the rows back in input order.
 
-    Subclasses provide `tokenize(texts, kind) -> list[list[int]]` and
+    Subclasses name their graph (`graph_kind`, `input_names`) and provide
+    `tokenize(texts, kind) -> list[list[int]]` and
     `_run(rows of ids) -> float32 [len(rows), dim]`, which must be thread-safe.
     """
+
+    graph_kind: str  # "a transformer graph", for the error on a wrong file
+    input_names: tuple[str, ...]  # inputs `_run` feeds
+    exact_inputs = False  # True: the graph may have no other inputs
 
     def __init__(self, folder: Path, manifest, *, variant: str, device: str, threads: int | None):
         self.folder = Path(folder)
@@ -196,6 +201,20 @@ class LengthBatchedEncoder:
         self.threads = threads or physical_cores()
         self.parallel_batches, self.intra_op_threads = parallel_plan(self.device, self.threads)
         self.model_path = self.folder / manifest.variant_file(variant)
+
+    def _load_session(self, path: Path):
+        """An ORT session for `path`, checked to be this kind of graph (ModelError if not)."""
+        session = create_session(path, self.providers, self.intra_op_threads)
+        inputs = {i.name for i in session.get_inputs()}
+        outputs = session.get_outputs()
+        expected = set(self.input_names)
+        if not (inputs == expected if self.exact_inputs else expected <= inputs) or len(outputs) != 1:
+            raise ModelError(
+                f"{path}: not {self.graph_kind}: expected inputs {', '.join(self.input_names)} "
+                f"and one output, found inputs {sorted(inputs)} and {len(outputs)} outputs", path)
+        check_output_shape(outputs[0].shape, self.dim, path)
+        self.providers = session.get_providers()
+        return session
 
     def _warm_up(self) -> None:
         """One encode, so the first real one is not slow; its shape checks the graph."""
@@ -232,6 +251,9 @@ class LengthBatchedEncoder:
 class OnnxEncoder(LengthBatchedEncoder):
     """An `Encoder` backed by an ONNX Runtime session and a fast `tokenizers` tokenizer."""
 
+    graph_kind = "a transformer graph"
+    input_names = ("input_ids", "attention_mask")
+
     def __init__(self, folder: Path, manifest, *, variant: str = "fp32", device: str = "auto",
                  threads: int | None = None):
         super().__init__(folder, manifest, variant=variant, device=device, threads=threads)
@@ -251,18 +273,6 @@ class OnnxEncoder(LengthBatchedEncoder):
         tokenizer.no_padding()  # batches are padded here, per length bucket
         tokenizer.enable_truncation(self.max_length)
         return tokenizer
-
-    def _load_session(self, path: Path):
-        session = create_session(path, self.providers, self.intra_op_threads)
-        inputs = {i.name for i in session.get_inputs()}
-        outputs = session.get_outputs()
-        if not {"input_ids", "attention_mask"} <= inputs or len(outputs) != 1:
-            raise ModelError(
-                f"{path}: expected inputs input_ids, attention_mask and one output, "
-                f"found inputs {sorted(inputs)} and {len(outputs)} outputs", path)
-        check_output_shape(outputs[0].shape, self.dim, path)
-        self.providers = session.get_providers()
-        return session
 
     def tokenize(self, texts: Sequence[str], kind: TextKind = "passage") -> list[list[int]]:
         """Token ids per text, with the model's prefix for `kind`, truncated to max_length."""
