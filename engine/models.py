@@ -265,6 +265,26 @@ def import_model(
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def build_model(name: str, paths: DataPaths, build, progress) -> ModelManifest:
+    """Registers model `name` from `build(work) -> ModelManifest`, which fills a scratch
+    folder beside the registry. The finished folder replaces an older copy only once its
+    manifest is written; a failed build leaves the registry as it was.
+
+    `progress(fraction, message)` hears "registering" (0.95) and "registered" (1.0).
+    """
+    paths.models.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".export-{name}-", dir=paths.models))
+    try:
+        manifest = build(work)
+        progress(0.95, "registering")
+        manifest = write_manifest(work, manifest)
+        install_folder(work, model_dir(name, paths))
+        progress(1.0, "registered")
+        return manifest
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def install_folder(folder: Path, target: Path) -> None:
     """Moves a finished model folder into the registry, replacing an older copy."""
     if target.exists():

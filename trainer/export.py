@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
-import tempfile
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -24,7 +22,7 @@ import numpy as np
 
 from engine.config import DataPaths, data_paths
 from engine.errors import InputError, ModelError
-from engine.models import ModelManifest, check_name, install_folder, model_dir, write_manifest
+from engine.models import ModelManifest, build_model, check_name, model_dir
 from trainer.quantise import make_fp16_variant, make_int8_variant
 
 log = logging.getLogger(__name__)
@@ -211,20 +209,14 @@ def export_transformer(
     if target.exists() and not replace_existing:
         raise InputError(f"a model named '{name}' is already installed")
     prefixes = {"query": "", "passage": ""} | dict(prefixes or {})
-    paths.models.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".export-{name}-", dir=paths.models))
-    try:
+
+    def build(work: Path) -> ModelManifest:
         manifest = _export_into(work, src_dir, name, pooling, prefixes, max_length, variants,
                                 quality_texts, tatoeba_dir, progress)
-        manifest = replace(manifest, languages=tuple(languages), source=source,
-                           licence=licence, notes=notes, training=training)
-        progress(0.95, "registering")
-        manifest = write_manifest(work, manifest)
-        install_folder(work, target)
-        progress(1.0, "registered")
-        return manifest
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        return replace(manifest, languages=tuple(languages), source=source,
+                       licence=licence, notes=notes, training=training)
+
+    return build_model(name, paths, build, progress)
 
 
 def _export_into(work: Path, src_dir: Path, name: str, pooling: str, prefixes: dict,

@@ -22,7 +22,6 @@ import json
 import logging
 import pickle
 import shutil
-import tempfile
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -36,7 +35,7 @@ from engine.config import DataPaths, data_paths
 from engine.encoders.laser_onnx import VOCAB_FILE
 from engine.encoders.laser_tokenizer import LaserTokenizer, read_cvocab, with_special_ids
 from engine.errors import InputError, ModelError
-from engine.models import ModelManifest, check_name, install_folder, model_dir, write_manifest
+from engine.models import ModelManifest, build_model, check_name, model_dir
 from trainer.export import OPSET, PARITY_MIN_COSINE, PARITY_SENTENCES, Progress, cosine_rows
 
 log = logging.getLogger(__name__)
@@ -274,20 +273,14 @@ def export_laser(
         raise InputError(f"a model named '{name}' is already installed")
     progress(0.0, "loading the LASER checkpoint")
     encoder, params, vocab = load_laser_checkpoint(checkpoint)
-    paths.models.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".export-{name}-", dir=paths.models))
-    try:
+
+    def build(work: Path) -> ModelManifest:
         manifest = _export_into(work, encoder, params, vocab, Path(spm_model), cvocab, name,
                                 punct_lang, progress)
-        manifest = replace(manifest, languages=tuple(languages), source=source,
-                           licence=licence, notes=notes)
-        progress(0.95, "registering")
-        manifest = write_manifest(work, manifest)
-        install_folder(work, target)
-        progress(1.0, "registered")
-        return manifest
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        return replace(manifest, languages=tuple(languages), source=source,
+                       licence=licence, notes=notes)
+
+    return build_model(name, paths, build, progress)
 
 
 def _export_into(work: Path, encoder: LaserLstm, params: dict, vocab: dict, spm_model: Path,
