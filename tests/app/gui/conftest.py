@@ -5,10 +5,13 @@ from __future__ import annotations
 import threading
 
 import pytest
+from helpers import WordEncoder
 from PySide6.QtCore import QSettings
 
 from app.gui.qt_main_window import QtMainWindow
 from app.gui.qt_worker import running_workers
+from engine.config import data_paths
+from engine.library import Library
 
 
 @pytest.fixture(autouse=True)
@@ -35,8 +38,16 @@ def no_thread_left_running():
 
 
 @pytest.fixture
+def library(babelfind_home):
+    """A library on the hashed-words test encoder; a module may define its own."""
+    lib = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    yield lib
+    lib.close()
+
+
+@pytest.fixture
 def window(qtbot, library):
-    """The main window over the test module's own `library` fixture."""
+    """The main window over the `library` fixture (the module's own, where it has one)."""
     win = QtMainWindow(library, QSettings(), watch_debounce_s=0.2)
     qtbot.addWidget(win)
     win.show()

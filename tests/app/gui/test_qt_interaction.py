@@ -6,15 +6,12 @@ from pathlib import Path
 
 import pytest
 from gui_helpers import drop_and_wait, type_query, write_files
-from helpers import WordEncoder
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 
 from app.gui import qt_files
 from app.gui.qt_main_window import QtMainWindow
-from engine.config import data_paths
-from engine.library import Library
 
 CORPUS = {
     "en/bees.txt": "Honey bees collect nectar from flowers. The hive stores honey for the winter.",
@@ -24,13 +21,6 @@ CORPUS = {
     "fr/abeilles.md": "Les abeilles récoltent le nectar des fleurs. La ruche garde le miel pour l'hiver, "
     "bees nectar miel.",
 }
-
-
-@pytest.fixture
-def library(babelfind_home):
-    lib = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
-    yield lib
-    lib.close()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers import WordEncoder
 from mining_fakes import ENGLISH, GERMAN, TranslationEncoder
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
@@ -16,19 +15,10 @@ from app.gui.qt_mining_panel import QtMiningPanel
 from app.gui.qt_pairs_model import KEEP, SCORE
 from app.gui.qt_worker import running_workers
 from engine.bitext_io import read_tmx, read_tsv
-from engine.config import data_paths
 from engine.errors import BabelfindError, InputError
-from engine.library import Library
 
 MINE_TIMEOUT_MS = 60_000
 ORDER = [2, 0, 5, 1, 4, 3, 7, 6]  # shuffled, so the pairs are mined (not aligned in order)
-
-
-@pytest.fixture
-def library(babelfind_home):
-    lib = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
-    yield lib
-    lib.close()
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from helpers import WordEncoder
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel, QWizard
 
@@ -13,20 +12,11 @@ from app.gui.qt_train_pages import corpus_counts_text, field_help
 from app.gui.qt_train_results import eta_text, score_rows
 from app.gui.qt_train_wizard import QtTrainWizard
 from app.gui.qt_worker import running_workers
-from engine.config import data_paths
-from engine.library import Library
 from engine.models import active_model_name, get_manifest
 from train_helpers import make_sentences, tiny_training_inputs, write_sts_tree
 from trainer.corpus import CorpusStats
 
 TRAIN_TIMEOUT_MS = 240_000
-
-
-@pytest.fixture
-def library(babelfind_home):
-    lib = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
-    yield lib
-    lib.close()
 
 
 @pytest.fixture
