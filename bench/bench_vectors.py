@@ -1,4 +1,4 @@
-"""Benchmark of engine.vectors: exact flat scan vs IVF on synthetic unit vectors.
+"""Benchmark of engine.index.vectors: exact flat scan vs IVF on synthetic unit vectors.
 
     python bench/bench_vectors.py --sizes 10000 100000 --distributions clustered uniform
 
@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.vectors import VectorIndex, VectorIndexConfig  # noqa: E402
+from engine.index.vectors import VectorIndex, VectorIndexConfig  # noqa: E402
 
 _CHUNK = 100_000  # vectors generated per step: bounds the temporary float64 buffers
 

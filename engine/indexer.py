@@ -26,7 +26,7 @@ from engine.errors import BabelfindError, ExtractionError
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
 from engine.extract import SUPPORTED_EXTENSIONS, extract, page_of
 from engine.langid import detect_language, detect_languages, document_language
-from engine.live_index import LiveIndex
+from engine.index.live_index import LiveIndex
 from engine.scan import path_key, scan_files
 from engine.segment import segment
 from engine.store import DocumentState, DocumentWrite, FailureWrite, NewPassage, Store

@@ -20,7 +20,7 @@ from engine.encoders.base import Encoder
 from engine.errors import InputError, ModelMismatchError, NotIndexedError
 from engine.events import DocumentHit, IndexEvent, IndexFinished, IndexProgress, IndexSummary, SkippedFile
 from engine.indexer import Indexer, IndexerConfig
-from engine.live_index import LiveIndex
+from engine.index.live_index import LiveIndex
 from engine.scan import path_key
 from engine.search import SearchFilters, search_index
 from engine.store import Store

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.events import DocumentHit, PassageHit
-from engine.live_index import LiveIndex
+from engine.index.live_index import LiveIndex
 from engine.store import PassageRow, Store
 
 SNIPPET_CHARS = 280

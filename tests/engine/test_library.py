@@ -14,7 +14,7 @@ from engine.config import data_paths
 from engine.errors import ModelMismatchError, NotIndexedError
 from engine.events import IndexFinished, IndexProgress
 from engine.library import Library
-from engine.live_index import LiveIndex
+from engine.index.live_index import LiveIndex
 
 DOCS = {
     "bees.txt": "Honey bees collect nectar from flowers. The hive stores honey for the winter. "

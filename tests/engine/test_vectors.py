@@ -15,9 +15,9 @@ import faiss
 import numpy as np
 import pytest
 
-from engine import vector_file
+from engine.index import vector_file
 from engine.errors import InputError
-from engine.vectors import VectorIndex, VectorIndexConfig, gpu_available
+from engine.index.vectors import VectorIndex, VectorIndexConfig, gpu_available
 
 DIM = 32
 # IVF above 1k vectors, so tests stay fast; min_scanned=0 lets nprobe alone decide.
@@ -376,7 +376,7 @@ def test_gpu_detection_and_forced_gpu_without_one():
 )
 def test_gpu_copy_is_refreshed_after_changes(monkeypatch, config):
     """Stands a CPU clone in for the GPU copy to test when the copy is made and remade."""
-    import engine.vectors as vectors_module
+    import engine.index.vectors as vectors_module
 
     copies = []
 

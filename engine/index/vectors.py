@@ -36,8 +36,8 @@ from typing import Literal
 import numpy as np
 
 from engine.errors import InputError
-from engine.vector_file import read_index_file, write_index_file
-from engine.vector_kinds import Kind, all_ids, all_vectors, build_kind, new_flat
+from engine.index.vector_file import read_index_file, write_index_file
+from engine.index.vector_kinds import Kind, all_ids, all_vectors, build_kind, new_flat
 
 log = logging.getLogger(__name__)
 

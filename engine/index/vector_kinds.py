@@ -1,4 +1,4 @@
-"""The two FAISS index kinds behind engine.vectors.VectorIndex: building and reading them.
+"""The two FAISS index kinds behind engine.index.vectors.VectorIndex: building and reading them.
 
     index, kind, trained_count = build_kind("ivf", 384, ids, vectors, config)
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 if TYPE_CHECKING:
-    from engine.vectors import VectorIndexConfig
+    from engine.index.vectors import VectorIndexConfig
 
 Kind = Literal["flat", "ivf"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.store import GenerationInfo, Store
-from engine.vectors import VectorIndex, VectorIndexConfig
+from engine.index.vectors import VectorIndex, VectorIndexConfig
 
 log = logging.getLogger(__name__)
 
