@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from engine.encoders.base import l2_normalise  # noqa: E402
-from engine.mining import MARGINS, MiningConfig, mine_vectors  # noqa: E402
+from engine.mining.margin import MARGINS, MiningConfig, mine_vectors  # noqa: E402
 
 log = logging.getLogger("bench_mining")
 TATOEBA_CODES = {"de": "deu", "fr": "fra", "es": "spa", "ru": "rus", "zh": "cmn", "ar": "ara", "hi": "hin", "it": "ita", "pt": "por", "tr": "tur"}

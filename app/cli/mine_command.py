@@ -61,7 +61,7 @@ def _install_progress():
 
 
 def options_from(args: argparse.Namespace):
-    from engine.bitext import MiningOptions
+    from engine.mining.bitext import MiningOptions
 
     return MiningOptions(
         k=args.k,
@@ -77,8 +77,8 @@ def options_from(args: argparse.Namespace):
 
 
 def run_mine(args: argparse.Namespace) -> int:
-    from engine.bitext import iter_mine_documents, result_rows
-    from engine.bitext_io import format_for, tsv_text, write_pairs
+    from engine.mining.bitext import iter_mine_documents, result_rows
+    from engine.mining.bitext_io import format_for, tsv_text, write_pairs
 
     options = options_from(args)
     if args.output is not None:
@@ -106,7 +106,7 @@ def _run_with_progress(events):
     """Drives the mining generator with one tqdm bar per stage on stderr; returns the result."""
     from tqdm import tqdm
 
-    from engine.bitext import MiningFinished
+    from engine.mining.bitext import MiningFinished
 
     bar, stage = None, None
     try:

@@ -5,9 +5,9 @@
     >>> panel.mine()                                       # background; cancel() stops it
     >>> panel.export_pairs(Path("pairs.tmx"))               # the kept pairs only
 
-One engine call (`engine.bitext.iter_mine_documents`) runs in a QtWorker; the histogram,
-slider and kept count come from `engine.bitext_review`; files are written by
-`engine.bitext_io.write_pairs`.
+One engine call (`engine.mining.bitext.iter_mine_documents`) runs in a QtWorker; the histogram,
+slider and kept count come from `engine.mining.bitext_review`; files are written by
+`engine.mining.bitext_io.write_pairs`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 from app.gui.qt_pairs_model import KEEP, SCORE, SOURCE, TARGET, QtPairsModel
 from app.gui.qt_plots import QtHistogram
 from app.gui.qt_worker import QtWorker
-from engine.bitext_review import indexed_documents, score_histogram, slider_steps, slider_value
+from engine.mining.bitext_review import indexed_documents, score_histogram, slider_steps, slider_value
 from engine.errors import BabelfindError
 
 log = logging.getLogger(__name__)
@@ -232,7 +232,7 @@ class QtMiningPanel(QWidget):
     # -- mining -------------------------------------------------------------------
 
     def options(self):
-        from engine.bitext import MiningOptions
+        from engine.mining.bitext import MiningOptions
 
         # Candidates below the default threshold come too, so the slider can lower it.
         return MiningOptions(k=self.k.value(), margin=self.margin.currentData(), mode=self.mode.currentData(),
@@ -242,7 +242,7 @@ class QtMiningPanel(QWidget):
         """Starts mining the two chosen documents in the background."""
         if self.worker is not None:
             return
-        from engine.bitext import iter_mine_documents
+        from engine.mining.bitext import iter_mine_documents
 
         src, tgt = self.side_path(0), self.side_path(1)
         if src is None or tgt is None:
@@ -273,7 +273,7 @@ class QtMiningPanel(QWidget):
             worker.wait()
 
     def _on_progress(self, event) -> None:
-        from engine.bitext import MiningProgress
+        from engine.mining.bitext import MiningProgress
 
         if isinstance(event, MiningProgress):
             self.progress.setRange(0, max(event.total, 1))
@@ -281,7 +281,7 @@ class QtMiningPanel(QWidget):
             self.stage.setText(f"{event.stage} {event.done:,} / {event.total:,}")
 
     def _on_finished(self, last) -> None:
-        from engine.bitext import MiningFinished
+        from engine.mining.bitext import MiningFinished
 
         if not isinstance(last, MiningFinished):
             return
@@ -359,7 +359,7 @@ class QtMiningPanel(QWidget):
 
     def copy_selected(self) -> None:
         """Copies the selected pairs as "source<TAB>target" lines."""
-        from engine.bitext_io import escape_cell
+        from engine.mining.bitext_io import escape_cell
 
         pairs = self.pairs.pairs()
         lines = [f"{escape_cell(pairs[r].src_text)}\t{escape_cell(pairs[r].tgt_text)}" for r in self.selected_rows()]
@@ -374,7 +374,7 @@ class QtMiningPanel(QWidget):
 
     def export_pairs(self, path: Path) -> Path | None:
         """Writes the kept pairs to `path` (.tsv or .tmx); a typed error is shown, not raised."""
-        from engine.bitext_io import write_pairs
+        from engine.mining.bitext_io import write_pairs
 
         result = self.pairs.result
         rows = [(p.score, p.src_text, p.tgt_text) for p in self.pairs.kept()]

@@ -1,7 +1,7 @@
 """Mined sentence pairs as a table: keep checkbox, score, source, target.
 
     >>> model = QtPairsModel()
-    >>> model.set_result(result)                 # an engine.bitext.MiningResult
+    >>> model.set_result(result)                 # an engine.mining.bitext.MiningResult
     >>> view.setModel(model.proxy)               # sortable, hides pairs at or below the threshold
     >>> model.set_threshold(1.1); model.kept()   # MinedPairs above it and not rejected
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
 
-from engine.bitext_review import kept_indices
+from engine.mining.bitext_review import kept_indices
 
 COLUMNS = ("Keep", "Score", "Source", "Target")
 KEEP, SCORE, SOURCE, TARGET = range(4)

@@ -3,7 +3,7 @@
     >>> loss = QtCurvePlot("Training loss")
     >>> loss.add_point(1, 2.31)                    # x, y; repaints
     >>> hist = QtHistogram()
-    >>> hist.set_histogram(counts, edges)          # from engine.bitext_review.score_histogram
+    >>> hist.set_histogram(counts, edges)          # from engine.mining.bitext_review.score_histogram
     >>> hist.set_threshold(1.06)                   # bars above it are drawn in the accent colour
 
 Plain QPainter polylines and rectangles: PySide6-Essentials has no QtCharts, and two

@@ -10,7 +10,7 @@ import pytest
 
 from app.cli import main
 from app.cli import mine_command
-from engine.bitext_io import read_tsv
+from engine.mining.bitext_io import read_tsv
 from mining_fakes import ENGLISH, GERMAN, TranslationEncoder
 
 GERMAN, ENGLISH = GERMAN[:6], ENGLISH[:6]

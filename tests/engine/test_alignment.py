@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.alignment import AlignConfig, align, align_vectors, should_align
+from engine.mining.alignment import AlignConfig, align, align_vectors, should_align
 from engine.encoders.base import l2_normalise
 
 DIM = 64

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from engine.bitext import (
+from engine.mining.bitext import (
     DEFAULT_THRESHOLDS,
     MiningFinished,
     MiningOptions,
@@ -16,7 +16,7 @@ from engine.bitext import (
     mine_sentences,
     read_sentences,
 )
-from engine.bitext_io import read_tmx, read_tsv, tsv_text, write_pairs
+from engine.mining.bitext_io import read_tmx, read_tsv, tsv_text, write_pairs
 from engine.errors import ExtractionError, InputError
 from mining_fakes import ENGLISH, GERMAN, TranslationEncoder
 

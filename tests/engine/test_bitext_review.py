@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from helpers import WordEncoder
 
-from engine.bitext import MinedPair
-from engine.bitext_review import (
+from engine.mining.bitext import MinedPair
+from engine.mining.bitext_review import (
     count_above,
     indexed_documents,
     kept_indices,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.encoders.base import l2_normalise
-from engine.mining import (
+from engine.mining.margin import (
     MODES,
     MiningConfig,
     Pair,
@@ -179,8 +179,8 @@ def clustered_pairs(seed: int, n_src=3000, n_copies=1500, n_other=1000, dim=32):
 
 
 def test_clustered_search_matches_exact_search_on_clustered_data():
-    from engine.knn_clusters import clustered_neighbours_steps
-    from engine.mining import run_steps
+    from engine.mining.knn_clusters import clustered_neighbours_steps
+    from engine.mining.margin import run_steps
 
     src, tgt = clustered_pairs(5)
     fwd_sims, fwd_ids, bwd_sims, bwd_ids = run_steps(clustered_neighbours_steps(src, tgt, 4, nprobe=8))

@@ -14,7 +14,7 @@ from app.gui.qt_main_window import QtMainWindow
 from app.gui.qt_mining_panel import QtMiningPanel
 from app.gui.qt_pairs_model import KEEP, SCORE
 from app.gui.qt_worker import running_workers
-from engine.bitext_io import read_tmx, read_tsv
+from engine.mining.bitext_io import read_tmx, read_tsv
 from engine.errors import BabelfindError, InputError
 
 MINE_TIMEOUT_MS = 60_000
@@ -88,7 +88,7 @@ def test_moving_the_threshold_changes_the_kept_count_and_the_histogram_marker(qt
 
 
 def test_the_slider_starts_at_the_default_threshold_and_can_lower_it(qtbot, panel, tmp_path):
-    from engine.bitext import DEFAULT_THRESHOLDS
+    from engine.mining.bitext import DEFAULT_THRESHOLDS
 
     de = tmp_path / "de.txt"
     de.write_text("\n".join(GERMAN + ["Die Steuererklärung ist fällig."]) + "\n", encoding="utf-8")

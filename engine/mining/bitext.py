@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.alignment import AlignConfig, align_vectors, joined_neighbours, should_align
+from engine.mining.alignment import AlignConfig, align_vectors, joined_neighbours, should_align
 from engine.errors import ExtractionError, InputError
-from engine.mining import MARGINS, MODES, MiningConfig, neighbours_steps, select_pairs
+from engine.mining.margin import MARGINS, MODES, MiningConfig, neighbours_steps, select_pairs
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +45,11 @@ class MiningOptions:
     """Everything a mining run can be told.
 
     Attributes:
-        k, margin, mode: see `engine.mining`.
+        k, margin, mode: see `engine.mining.margin`.
         threshold: keep pairs scoring above it; None = DEFAULT_THRESHOLDS[margin] for
             mined pairs and no threshold for aligned beads.
         align: "on" aligns in document order, "off" never, "auto" when the mined pairs
-            are nearly monotonic (`engine.alignment.should_align`).
+            are nearly monotonic (`engine.mining.alignment.should_align`).
         lines: read .txt/.tsv files as one sentence per line; None = decide per file.
         src_lang, tgt_lang: ISO 639-1 codes; None = detect.
         allow_same_language: mine even when both sides are in one language.
@@ -248,7 +248,7 @@ def iter_mine_sentences(
     tgt_first = _first_positions(tgt_inverse, len(tgt_unique))
     positions = [(int(src_first[p.src_index]), int(tgt_first[p.tgt_index])) for p in candidates]
     order_pairs = [pos for p, pos in zip(candidates, positions) if p.score > threshold]
-    from engine.mining import increasing_fraction
+    from engine.mining.margin import increasing_fraction
 
     increasing = increasing_fraction(order_pairs)
     aligned = options.align == "on" or (
@@ -346,5 +346,5 @@ def mine_documents(src_path: Path, tgt_path: Path, encoder, options: MiningOptio
 
 
 def result_rows(result: MiningResult) -> list[tuple[float, str, str]]:
-    """(score, source, target) rows for `engine.bitext_io.write_pairs`."""
+    """(score, source, target) rows for `engine.mining.bitext_io.write_pairs`."""
     return [(p.score, p.src_text, p.tgt_text) for p in result.pairs]

@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from engine.mining import apply_margin, increasing_fraction, knn
+from engine.mining.margin import apply_margin, increasing_fraction, knn
 
 # Move codes: (source sentences, target sentences) consumed by a bead.
 MOVES = ((1, 1), (1, 2), (2, 1), (1, 0), (0, 1))
@@ -259,7 +259,7 @@ def _scored(bead: tuple[tuple, tuple], sides: _Sides, margin: str) -> AlignedPai
 def should_align(pairs: Sequence[tuple[int, int]], n_src: int, n_tgt: int) -> bool:
     """The `--align auto` rule: the mined pairs cover at least 30% of the shorter document
     and at least 90% of them lie on one chain increasing on both sides (documents that
-    translate each other in order), see `engine.mining.increasing_fraction`."""
+    translate each other in order), see `engine.mining.margin.increasing_fraction`."""
     if len(pairs) < 3 or len(pairs) < 0.3 * min(n_src, n_tgt):
         return False
     return increasing_fraction(list(pairs)) >= 0.9

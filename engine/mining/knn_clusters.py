@@ -11,7 +11,7 @@ found are exact; only neighbours outside the `nprobe` nearest cells can be misse
 
 Why not FAISS's IndexIVFFlat on CPU: the faiss-cpu wheel here loads its generic build
 (no AVX2), whose list scanning is scalar code; 100k x 100k took minutes where this takes
-seconds (docs/benchmarks.md). On a GPU, `engine.mining` uses FAISS.
+seconds (docs/benchmarks.md). On a GPU, `engine.mining.margin` uses FAISS.
 """
 
 from __future__ import annotations

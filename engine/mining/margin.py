@@ -24,7 +24,7 @@ The threshold keeps pairs scoring strictly above it (LASER's `>`).
 
 No torch and no Qt here: numpy plus FAISS. Neighbours are searched exactly (FAISS
 IndexFlatIP) up to `exact_max_products` query x base pairs, approximately above: FAISS IVF
-on a GPU, the BLAS-based clustered search of `engine.knn_clusters` on CPU.
+on a GPU, the BLAS-based clustered search of `engine.mining.knn_clusters` on CPU.
 """
 
 from __future__ import annotations
@@ -270,7 +270,7 @@ def neighbours_steps(
     src, tgt = _as_f32(src), _as_f32(tgt)
     _check_vectors(src, tgt, k)
     if _use_clusters(len(src), len(tgt), config):
-        from engine.knn_clusters import clustered_neighbours_steps
+        from engine.mining.knn_clusters import clustered_neighbours_steps
 
         found = yield from clustered_neighbours_steps(src, tgt, k, nprobe=config.ivf_nprobe, seed=config.seed)
         return Neighbours(*found)
@@ -280,7 +280,7 @@ def neighbours_steps(
 
 
 def _use_clusters(n_src: int, n_tgt: int, config: MiningConfig) -> bool:
-    """Large inputs on CPU go to the BLAS-based clustered search (engine.knn_clusters)."""
+    """Large inputs on CPU go to the BLAS-based clustered search (engine.mining.knn_clusters)."""
     use_gpu = gpu_available() if config.use_gpu is None else config.use_gpu
     limit = config.exact_max_products
     if limit is None:
