@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "app.cli.model_commands",
     "app.cli.mine_command",
     "app.cli.train_command",
+    "app.cli.doctor_command",
 )
 
 

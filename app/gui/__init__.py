@@ -22,6 +22,8 @@ log = logging.getLogger(__name__)
 def main(argv: list[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    if not platform_ready():
+        return 1
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -59,6 +61,20 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         window.shutdown()
         library.close()
+
+
+def platform_ready() -> bool:
+    """False, after one line on stderr naming the packages to install, when Qt's
+    platform plugin would abort the process for want of system libraries."""
+    from app.qt_platform import plugin_check
+
+    check = plugin_check()
+    if not check.missing:
+        return True
+    print(f"babelfind-gui: error: Qt's '{check.platform}' platform needs "
+          f"{', '.join(check.missing)}; on Debian/Ubuntu: sudo apt-get install "
+          f"{' '.join(check.packages)} (babelfind doctor checks everything)", file=sys.stderr)
+    return False
 
 
 def ensure_models(paths) -> bool:
