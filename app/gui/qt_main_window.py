@@ -305,7 +305,7 @@ class QtMainWindow(QMainWindow):
                 pass  # a file that was never indexed (or its folder went first)
         if batch.changed:
             changed = sorted(batch.changed)
-            self.jobs.submit(Job(f"Updating {batch.root.name}", lambda: self.library.index_paths(changed), frozenset()))
+            self.jobs.submit(Job(f"Updating {batch.root.name}", lambda: self.library.index_paths(changed, keep_exclusions=True), frozenset()))
         else:
             self.refresh_library_view()
 

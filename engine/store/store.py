@@ -20,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from engine.errors import StoreError
+from engine.store.exclusions import ExclusionsMixin
 from engine.store.schema import Document, IndexGeneration, Passage, Root, Vector
 
 log = logging.getLogger(__name__)
@@ -119,7 +120,7 @@ def _generation_info(row: IndexGeneration) -> GenerationInfo:
     return GenerationInfo(row.id, row.model_name, row.dim, row.status, row.version)
 
 
-class Store:
+class Store(ExclusionsMixin):
     """Roots, documents, passages and per-generation vectors in one SQL database."""
 
     def __init__(self, engine: Engine):
