@@ -79,7 +79,7 @@ def drive(events, show_progress: bool = True) -> IndexSummary:
         for event in events:
             if isinstance(event, IndexProgress) and show_progress:
                 if bar is None:
-                    bar = tqdm(total=event.files_total, unit="file", file=sys.stderr, leave=False)
+                    bar = tqdm(total=event.files_total, unit=event.unit.rstrip("s"), file=sys.stderr, leave=False)
                 bar.total = event.files_total
                 bar.n = event.files_done
                 bar.set_postfix(passages=event.passages)

@@ -290,7 +290,7 @@ class QtMiningPanel(QWidget):
         for side, language in enumerate((result.src_lang, result.tgt_lang)):
             self._show_language(side, language)
         how = "pairs aligned in document order" if result.aligned else "candidate pairs mined"
-        self.stage.setText(f"{len(result.pairs):,} {how} from {result.n_src:,} and {result.n_tgt:,} sentences")
+        self.stage.setText(f"{len(result.pairs):,} {how} from {result.sentences_text()}")
         self._update_histogram(result)
         self.mined.emit(result)
 

@@ -131,8 +131,7 @@ class Store(ExclusionsMixin):
     def open(cls, url: str) -> Store:
         """Connects and migrates to the newest schema; StoreError on failure."""
         try:
-            if url.startswith("sqlite:///"):
-                Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            _check_sqlite_folder(url)
             engine = create_engine(url)
             if engine.dialect.name == "sqlite":
                 _enable_sqlite_pragmas(engine)
@@ -473,6 +472,15 @@ class Store(ExclusionsMixin):
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
             yield ids, vectors.astype(np.float32, copy=False)
             last = int(ids[-1])
+
+
+def _check_sqlite_folder(url: str) -> None:
+    """A mistyped --db path must fail, not create folders wherever it points."""
+    if not url.startswith("sqlite:///") or url in ("sqlite:///", "sqlite:///:memory:"):
+        return
+    folder = Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent
+    if not folder.is_dir():
+        raise StoreError(f"cannot open the database {_safe_url(url)}: the folder {folder} does not exist")
 
 
 def _safe_url(url: str) -> str:
