@@ -112,3 +112,8 @@ def test_models_export_into_a_missing_folder_is_refused(default_models, tmp_path
     code, _, err = run(capsys, "models", "export", "all-minilm-l6-v2", str(dest))
     assert code == 1 and f"the folder {dest.parent} does not exist" in err
     assert not (tmp_path / "missing").exists()
+
+
+def test_eval_without_data_says_where_to_get_it(default_models, tmp_path, capsys):
+    code, _, err = run(capsys, "eval", "all-minilm-l6-v2", "--tatoeba", "--data", str(tmp_path))
+    assert code == 1 and "facebookresearch/LASER" in err and "--data" in err
