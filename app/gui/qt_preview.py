@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -42,7 +42,11 @@ class QtPreview(QWidget):
         self._hit: DocumentHit | None = None
         self._passage_index = 0
         self._text_path: str | None = None  # whose text the editor holds now
+        # offset to scroll to once the editor is shown: scrolling a hidden editor, which
+        # has no size yet, leaves it at the top (the first hit of the first search)
+        self._pending_scroll: int | None = None
         self._build()
+        self.editor.installEventFilter(self)
 
     def _build(self) -> None:
         self.title = QLabel("No document selected")
@@ -173,7 +177,17 @@ class QtPreview(QWidget):
         self._scroll_to(min(passage.start, length))
         self._describe(hit, passage)
 
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.editor and self._pending_scroll is not None and event.type() in (
+            QEvent.Type.Show, QEvent.Type.Resize
+        ):
+            offset, self._pending_scroll = self._pending_scroll, None
+            QTimer.singleShot(0, self, lambda: self._scroll_to(offset))  # after the layout settles
+        return super().eventFilter(watched, event)
+
     def _scroll_to(self, offset: int) -> None:
+        if not self.editor.isVisible() or self.editor.viewport().height() <= 1:
+            self._pending_scroll = offset
         cursor = QTextCursor(self.editor.document())
         # land at the end first so the passage ends up near the top, not the bottom
         cursor.movePosition(QTextCursor.MoveOperation.End)

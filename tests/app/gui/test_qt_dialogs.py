@@ -42,6 +42,7 @@ def library(babelfind_home):
 
 def test_settings_lists_registry_models_and_asks_to_switch(qtbot, library, monkeypatch):
     monkeypatch.setattr(qt_settings, "detected_providers", lambda: ["CPUExecutionProvider"])
+    monkeypatch.setattr(qt_settings, "confirm_model_switch", lambda parent, status, manifest: True)
     dialog = QtSettingsDialog(library)
     qtbot.addWidget(dialog)
     rows = {dialog.models.item(r).name: r for r in range(dialog.models.rowCount())}
