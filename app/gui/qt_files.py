@@ -10,9 +10,19 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, Qt, QUrl
+from PySide6.QtCore import QProcess, QStandardPaths, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QMessageBox
+
+
+def documents_folder() -> Path:
+    """Where file dialogs start: the user's documents folder (home when there is none).
+
+    Example: documents_folder() == Path("/home/me/Documents")
+    """
+    location = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    folder = Path(location) if location else Path.home()
+    return folder if folder.is_dir() else Path.home()
 
 
 def open_file(path: str | Path) -> bool:

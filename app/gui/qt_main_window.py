@@ -270,7 +270,7 @@ class QtMainWindow(QMainWindow):
     def choose_folder(self) -> None:
         from PySide6.QtWidgets import QFileDialog
 
-        folder = QFileDialog.getExistingDirectory(self, "Add a folder to search")
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to search", str(qt_files.documents_folder()))
         if folder:
             self.index_paths([Path(folder)])
 
