@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 from app.gui.qt_document_picker import QtDocumentPicker
 from app.gui.qt_files import documents_folder
 from app.gui.qt_pairs_model import KEEP, SCORE, SOURCE, TARGET, QtPairsModel
-from app.gui.qt_screen import SortArrowStyle, fit_to_screen
+from app.gui.qt_screen import fit_to_screen, use_sort_arrows
 from app.gui.qt_plots import QtHistogram
 from app.gui.qt_worker import QtWorker
 from engine.mining.bitext_review import indexed_documents, score_histogram, slider_steps, slider_value
@@ -139,7 +139,7 @@ class QtMiningPanel(QWidget):
         self.table = QTableView()
         self.table.setModel(self.pairs.proxy)
         # Fusion draws "highest first" as an up arrow; people read that as ascending
-        self.table.horizontalHeader().setStyle(SortArrowStyle())
+        use_sort_arrows(self.table.horizontalHeader())
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(SCORE, Qt.SortOrder.DescendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -1,7 +1,7 @@
 """Windows that fit the screen they open on, and sort arrows that point the way people read.
 
     >>> fit_to_screen(panel, (1100, 720))       # smaller on a small screen, never off its edge
-    >>> table.horizontalHeader().setStyle(SortArrowStyle())
+    >>> use_sort_arrows(table.horizontalHeader())
 """
 
 from __future__ import annotations
@@ -61,3 +61,10 @@ class SortArrowStyle(QProxyStyle):
                 flipped.sortIndicator = QStyleOptionHeader.SortIndicator.SortUp
             option = flipped
         super().drawPrimitive(element, option, painter, widget)
+
+
+def use_sort_arrows(header: QWidget) -> None:
+    """Gives `header` a SortArrowStyle that it owns (a widget never owns its style)."""
+    style = SortArrowStyle()
+    style.setParent(header)  # deleted with the header, never while it is in use
+    header.setStyle(style)
