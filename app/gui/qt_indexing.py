@@ -66,7 +66,8 @@ def duration_text(seconds: float) -> str:
 
 def summary_text(summary: IndexSummary) -> str:
     """Example: "Indexed 12 files (340 passages), 3 unchanged, 1 skipped"."""
-    text = f"Indexed {summary.indexed:,} files ({summary.passages:,} passages)"
+    files = "file" if summary.indexed == 1 else "files"
+    text = f"Indexed {summary.indexed:,} {files} ({summary.passages:,} passage{'' if summary.passages == 1 else 's'})"
     for count, word in ((summary.unchanged, "unchanged"), (summary.removed, "removed"), (len(summary.skipped), "skipped")):
         if count:
             text += f", {count:,} {word}"

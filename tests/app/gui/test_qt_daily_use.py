@@ -201,3 +201,21 @@ def test_down_in_the_empty_field_lists_earlier_searches(qtbot, window, indexed):
     assert popup.isVisible()
     assert [popup.model().index(r, 0).data() for r in range(popup.model().rowCount())] == ["bees nectar", "honey winter"]
     popup.hide()
+
+
+def test_a_lone_dropped_file_that_cannot_be_read_says_why_and_adds_no_folder(qtbot, window, tmp_path):
+    mo = tmp_path / "de.mo"
+    mo.write_bytes(b"\xde\x12\x04\x95" + bytes(range(256)) * 8)
+    drop_and_wait(qtbot, window, [mo])
+    assert [(s.path, s.reason) for s in window.skipped.model.items()] == [(str(mo), "not a supported format: .mo")]
+    assert window.statusBar().currentMessage() == "Indexed 0 files (0 passages), 1 skipped"
+    assert window.collections.model.rowCount() == 0  # no empty folder in Collections
+    assert window.library.roots() == []
+
+
+def test_a_lone_license_file_is_indexed_as_text(qtbot, window, tmp_path):
+    license_file = write_files(tmp_path, {"LICENSE": "Permission is hereby granted, free of charge."}) / "LICENSE"
+    drop_and_wait(qtbot, window, [license_file])
+    assert window.statusBar().currentMessage() == "Indexed 1 file (1 passage)"
+    type_query(qtbot, window, "permission granted free")
+    assert Path(window.results.current_hit().path).name == "LICENSE"
