@@ -26,6 +26,7 @@ from app.gui.qt_jobs import Job, QtJobQueue
 from app.gui.qt_menus import build_menus
 from app.gui.qt_models import QtLanguageFilter, QtResultsModel
 from app.gui.qt_preview import QtPreview
+from app.gui.qt_result_actions import QtResultActions
 from app.gui.qt_results_view import QtResultsPane
 from app.gui.qt_search_bar import QtSearchBar
 from app.gui.qt_tools import install_tools, shutdown_tools
@@ -40,7 +41,7 @@ RESULT_LIMIT = 50  # documents per search; the language facet counts over these
 ROOTS_REFRESH_MS = 1000  # sidebar counts refresh at most this often while indexing
 
 
-class QtMainWindow(QMainWindow):
+class QtMainWindow(QtResultActions, QMainWindow):
     """The Babelfind window over one engine Library."""
 
     searched = Signal(float)  # milliseconds the last search took (the benchmark listens)
@@ -204,36 +205,6 @@ class QtMainWindow(QMainWindow):
             self.run_search()
         else:
             self._open_hit(hit)
-
-    def open_path(self, path: str) -> None:
-        """Opens `path` in its usual application, or says why not (with the path to copy)."""
-        if not qt_files.open_file(path):
-            self._open_failed(path, "open")
-
-    def show_in_folder(self, path: str) -> None:
-        if not qt_files.show_in_folder(path):
-            self._open_failed(path, "folder")
-
-    def _open_failed(self, path: str, action: str) -> None:
-        self.open_failed_box = qt_files.open_failed_message(self, path, action)
-        self.statusBar().showMessage(qt_files.failure_reason(path, action), 15_000)
-
-    def forget_document(self, path: str, confirm: bool = True) -> None:
-        """Drops one document from the index; re-indexing its folder leaves it out."""
-        if confirm and QMessageBox.question(
-            self, "Forget document",
-            f"Remove {Path(path).name} from the index?\nThe file itself is not touched, and "
-            "re-indexing its folder leaves it out until you add it again.",
-        ) != QMessageBox.StandardButton.Yes:
-            return
-        try:
-            self.library.forget(Path(path))
-        except BabelfindError as e:
-            self._report(e)
-            return
-        self.statusBar().showMessage(f"Forgot {Path(path).name}", 8000)
-        self.refresh_library_view()
-        self.run_search()
 
     def _show_results_area(self, show: bool) -> None:
         """Results and preview while there is a query; otherwise a hint of what to do."""
