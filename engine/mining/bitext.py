@@ -267,8 +267,9 @@ def iter_mine_sentences(
     # Duplicates are encoded and mined once; pairs point at each text's first occurrence.
     src_unique, src_inverse = unique(src_sentences)
     tgt_unique, tgt_inverse = unique(tgt_sentences)
-    src_vecs = yield from _encode_steps(encoder, src_unique, "encode source (distinct sentences)")
-    tgt_vecs = yield from _encode_steps(encoder, tgt_unique, "encode target (distinct sentences)")
+    # progress counts distinct sentences; MiningResult.sentences_text() names both figures
+    src_vecs = yield from _encode_steps(encoder, src_unique, "encode source")
+    tgt_vecs = yield from _encode_steps(encoder, tgt_unique, "encode target")
     steps = neighbours_steps(src_vecs, tgt_vecs, options.k, options.search)
     neighbours = yield from _as_events(steps)
     threshold = options.effective_threshold
