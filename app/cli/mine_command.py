@@ -107,7 +107,7 @@ def _run_with_progress(events):
     """Drives the mining generator with one tqdm bar per stage on stderr; returns the result."""
     from tqdm import tqdm
 
-    from engine.mining.bitext import MiningFinished
+    from engine.mining.bitext import MiningFinished, stage_label
 
     bar, stage = None, None
     try:
@@ -118,7 +118,7 @@ def _run_with_progress(events):
                 if bar is not None:
                     bar.close()
                 stage = event.stage
-                bar = tqdm(total=event.total, desc=stage, file=sys.stderr, leave=False, disable=None)
+                bar = tqdm(total=event.total, desc=stage_label(stage), file=sys.stderr, leave=False, disable=None)
             bar.n = event.done
             bar.refresh()
     finally:

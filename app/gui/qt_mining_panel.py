@@ -247,12 +247,12 @@ class QtMiningPanel(QWidget):
             worker.wait()
 
     def _on_progress(self, event) -> None:
-        from engine.mining.bitext import MiningProgress
+        from engine.mining.bitext import MiningProgress, stage_label
 
         if isinstance(event, MiningProgress):
             self.progress.setRange(0, max(event.total, 1))
             self.progress.setValue(event.done)
-            self.stage.setText(f"{event.stage} {event.done:,} / {event.total:,}")
+            self.stage.setText(f"{stage_label(event.stage)} {event.done:,} / {event.total:,}")
 
     def _on_finished(self, last) -> None:
         from engine.mining.bitext import MiningFinished

@@ -306,6 +306,15 @@ def iter_mine_sentences(
     yield MiningFinished(result)
 
 
+def stage_label(stage: str) -> str:
+    """Example: stage_label("encode source") == "encode source (distinct sentences)".
+
+    Repeated sentences are encoded once, so the encoding stages count fewer than the
+    sentences read; the label says so, and the summary gives both figures.
+    """
+    return f"{stage} (distinct sentences)" if stage in ("encode source", "encode target") else stage
+
+
 def _first_positions(inverse: np.ndarray, n_unique: int) -> np.ndarray:
     """For each distinct sentence, the position of its first occurrence."""
     first = np.full(n_unique, len(inverse), dtype=np.int64)

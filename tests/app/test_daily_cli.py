@@ -117,3 +117,10 @@ def test_models_export_into_a_missing_folder_is_refused(default_models, tmp_path
 def test_eval_without_data_says_where_to_get_it(default_models, tmp_path, capsys):
     code, _, err = run(capsys, "eval", "all-minilm-l6-v2", "--tatoeba", "--data", str(tmp_path))
     assert code == 1 and "facebookresearch/LASER" in err and "--data" in err
+
+
+def test_encoding_stages_say_they_count_distinct_sentences():
+    from engine.mining.bitext import stage_label
+
+    assert stage_label("encode source") == "encode source (distinct sentences)"
+    assert stage_label("align") == "align"
