@@ -25,7 +25,8 @@ from engine.encoders.base import Encoder
 from engine.errors import BabelfindError, ExtractionError
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
 from engine.extract import SUPPORTED_EXTENSIONS, extract, page_of
-from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, sniff_bytes, sniff_format
+from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, is_pdf, sniff_bytes, sniff_format
+from engine.extract.text_file import bom_encoding
 from engine.langid import detect_language, detect_languages, document_language
 from engine.index.live_index import LiveIndex
 from engine.scan import path_key, scan_files
@@ -299,6 +300,10 @@ def _refusal(file: Path) -> str | None:
         return _os_reason(e)
     if not head:
         return "file is empty"
+    if b"\x00" in head and bom_encoding(head) is None and not is_pdf(head):
+        # NUL bytes: an image, an archive, a compiled file. Saying so at once spares
+        # the encoding detector, which is slow on binary data (a folder of photos).
+        return unsupported_reason(file)
     if head.startswith(ZIP_MAGIC):  # a zip is told apart by its directory, at the end
         known = _sniff_file(file)
     else:
