@@ -117,8 +117,8 @@ class QtMiningPanel(QWidget):
         self.align = _combo(ALIGN, "Pair sentences in document order when the documents translate each other")
         for label, widget in (("Mode", self.mode), ("Score", self.margin), ("k", self.k), ("Align", self.align)):
             row.addWidget(QLabel(label))
-            row.addWidget(widget)
-        row.addStretch(1)
+            # the combos share the room a wide window has; on a small screen they elide
+            row.addWidget(widget, 0 if widget is self.k else 1)
         return box
 
     def _run_row(self) -> QHBoxLayout:
