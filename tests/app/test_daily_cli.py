@@ -49,7 +49,11 @@ def test_forget_subfolder_survives_reindex(word_library, corpus, capsys):
     code, out, _ = run(capsys, "reindex")
     assert code == 0 and out.startswith("indexed 0, unchanged 4, removed 0, skipped 1")
     code, out, _ = run(capsys, "status", "--json")
-    assert '"documents": 4' in out
+    assert '"documents": 4' in out and f'"excluded": [\n    "{corpus / "mining"}"' in out
+    code, out, _ = run(capsys, "status")
+    assert f"  forgotten: {corpus / 'mining'}" in out.splitlines()
+    code, out, _ = run(capsys, "index", str(corpus / "mining"))
+    assert code == 0 and out.startswith("indexed 4")  # named again: it is back
 
 
 def test_every_file_not_indexed_gets_a_reason(word_library, corpus, capsys):
