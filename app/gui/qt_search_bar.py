@@ -81,6 +81,8 @@ class QtSearchBar(QWidget):
         for ext in FILE_TYPES:
             self.file_type.addItem(ext.upper(), ext)
         self.file_type.currentIndexChanged.connect(lambda _i: self.search_requested.emit())
+        for combo in (self.language, self.folder, self.file_type):
+            combo.installEventFilter(self)  # Up/Down open the list instead of changing the filter
         self.set_language_counts({})
         self.set_folders([])
         self.count_label = QLabel("")
@@ -190,6 +192,10 @@ class QtSearchBar(QWidget):
         return True
 
     def eventFilter(self, watched, event) -> bool:
+        if (isinstance(watched, QComboBox) and event.type() == QEvent.Type.KeyPress
+                and event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down)):
+            watched.showPopup()  # a filter changes only by a choice made in its list
+            return True
         if watched is self.field and event.type() == QEvent.Type.KeyPress:
             if event.key() == Qt.Key.Key_Down:
                 if not self.field.text() and self.show_history():

@@ -61,6 +61,11 @@ def test_tab_goes_from_search_to_results_to_preview(qtbot, window, indexed):
     QTest.keyClick(window.preview.editor, Qt.Key.Key_Backtab)
     assert window.results.hasFocus()
     assert window.search_bar.language.currentData() == ""  # no filter changed on the way
+    combo = window.search_bar.language
+    combo.setFocus()
+    QTest.keyClick(combo, Qt.Key.Key_Down)
+    assert combo.currentIndex() == 0 and combo.view().isVisible()  # Down opens the list, changes nothing
+    combo.hidePopup()
 
 
 def test_enter_in_the_search_field_opens_the_selected_result(qtbot, window, indexed, opened):
