@@ -59,7 +59,12 @@ def available_languages(data_dir: Path) -> list[str]:
     """ISO 639-3 codes with both sides present in `data_dir`, sorted."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
-        raise InputError(f"Tatoeba folder not found: {data_dir}")
+        raise InputError(
+            f"Tatoeba folder not found: {data_dir}. The test sets are not shipped with Babelfind: "
+            "copy data/tatoeba/v1 (tatoeba.xxx-eng.xxx and .eng files) from "
+            "https://github.com/facebookresearch/LASER into DATA/tatoeba/v1 and pass --data DATA "
+            "(or set BABELFIND_SHARED_DATA)"
+        )
     langs = []
     for path in data_dir.iterdir():
         match = _PAIR_RE.match(path.name)

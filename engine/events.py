@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class IndexProgress:
-    """Yielded after each file (and while a long file is being encoded)."""
+    """Yielded after each file is stored (and while a model switch re-encodes).
+
+    A file counts as done once its passages are written, not when it was read: the
+    encoder works on batches of files, and counting earlier made "80 / 80 files,
+    about 0 s left" appear while half of them still waited for their vectors.
+    """
 
     files_done: int
     files_total: int
@@ -18,6 +23,9 @@ class IndexProgress:
     rate: float  # files per second over this run
     eta_s: float | None  # None until a rate is known
     current: str | None = None  # path being worked on
+    # what files_done / files_total count: "files" while indexing, "passages" while a
+    # model switch re-encodes (there are no files to count then)
+    unit: str = "files"
 
 
 @dataclass(frozen=True)

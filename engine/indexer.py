@@ -25,9 +25,12 @@ from engine.encoders.base import Encoder
 from engine.errors import BabelfindError, ExtractionError
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
 from engine.extract import SUPPORTED_EXTENSIONS, extract, page_of
+from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, is_pdf, sniff_bytes, sniff_format
+from engine.extract.text_file import bom_encoding
 from engine.langid import detect_language, detect_languages, document_language
 from engine.index.live_index import LiveIndex
 from engine.scan import path_key, scan_files
+from engine.store.exclusions import is_excluded
 from engine.segment import segment
 from engine.store import DocumentState, DocumentWrite, FailureWrite, NewPassage, Store
 
@@ -61,6 +64,7 @@ class _Run:
     started: float = field(default_factory=time.monotonic)
 
     def progress(self, current: str | None = None) -> IndexProgress:
+        """Files stored (or skipped) so far; the rate and ETA follow stored files."""
         elapsed = max(time.monotonic() - self.started, 1e-6)
         rate = self.files_done / elapsed
         remaining = self.files_total - self.files_done
@@ -103,12 +107,14 @@ class Indexer:
     def run(self, paths: Sequence[Path]) -> Iterator[IndexProgress | IndexFinished]:
         run = _Run()
         try:
-            plans = [self._plan(Path(p).expanduser().absolute(), run) for p in paths]
+            excluded = self.store.exclusions()
+            plans = [self._plan(Path(p).expanduser().absolute(), run, excluded) for p in paths]
             run.files_total = sum(len(files) for _, _, files, _ in plans)
             yield run.progress()
             for root_id, root_path, files, known in plans:
                 yield from self._index_root(run, root_id, files, known)
-                self.store.mark_root_indexed(root_id)
+                self._keep_or_drop_root(root_id, root_path)
+            yield run.progress()
         finally:  # also when the caller stops early: what was committed is saved
 
             with _Timer(run, "vectors"):
@@ -117,16 +123,19 @@ class Indexer:
 
     # -- planning ----------------------------------------------------------------
 
-    def _plan(self, path: Path, run: _Run):
+    def _plan(self, path: Path, run: _Run, excluded: list[str]):
         """(root id, root path, files on disk, known documents) for one requested path.
 
-        Documents the store has under `path` that are no longer on disk are removed here.
+        Every regular file is planned, whatever its extension: the ones we cannot read
+        are reported with a reason, never dropped silently. Forgotten paths (`excluded`)
+        are passed by. Documents the store has under `path` that are no longer on disk
+        (or now excluded) are removed here.
         """
         if not path.exists():
             raise ExtractionError(path, "no such file or folder")
         key = path_key(path)
         root_id = self.store.root_for(key) or self.store.ensure_root(key)
-        files = list(scan_files(path, SUPPORTED_EXTENSIONS))
+        files = [] if is_excluded(key, excluded) else list(scan_files(path, None, excluded))
         known = self.store.documents_under(key)
         on_disk = {path_key(f) for f in files}
         gone = [p for p in known if p not in on_disk]
@@ -140,6 +149,13 @@ class Indexer:
 
     # -- the main loop ---------------------------------------------------------------
 
+    def _keep_or_drop_root(self, root_id: int, root_path: str) -> None:
+        """A single file that could not be indexed must not linger as an empty root."""
+        if Path(root_path).is_file() and not self.store.documents_under(root_path):
+            self.store.delete_root(root_path)
+        else:
+            self.store.mark_root_indexed(root_id)
+
     def _index_root(self, run: _Run, root_id: int, files: list[Path],
                     known: dict[str, DocumentState]) -> Iterator[IndexProgress]:
         pending: list[DocumentWrite] = []
@@ -147,13 +163,14 @@ class Indexer:
         for file in files:
             outcome = self._visit(run, file, known.get(path_key(file)))
             if isinstance(outcome, DocumentWrite):
-                pending.append(outcome)
-            elif isinstance(outcome, FailureWrite):
-                failures.append(outcome)
+                pending.append(outcome)  # done once its vectors are written
+            else:
+                run.files_done += 1
+                if isinstance(outcome, FailureWrite):
+                    failures.append(outcome)
             if sum(len(w.passages) for w in pending) >= self.config.batch_passages:
                 self._flush(run, root_id, pending, failures)
                 pending, failures = [], []
-            run.files_done += 1
             yield run.progress(str(file))
         self._flush(run, root_id, pending, failures)
 
@@ -166,6 +183,11 @@ class Indexer:
             return self._failure(run, key, file, 0, 0.0, None, _os_reason(e))
         if state and state.size == info.st_size and state.mtime == info.st_mtime:
             return self._unchanged(run, key, state)
+        if state is None and (reason := _refusal(file)):
+            # Not stored: a folder of photos must not fill the database with failures.
+            log.info("skipping %s: %s", file, reason)
+            run.skipped.append(SkippedFile(key, reason))
+            return None
         if info.st_size > self.config.max_file_bytes:
             reason = (f"file too large ({info.st_size / 2**20:.1f} MB; "
                       f"the limit is {self.config.max_file_bytes / 2**20:.0f} MB)")
@@ -187,9 +209,11 @@ class Indexer:
                                      reason)
 
     def _unchanged(self, run: _Run, key: str, state: DocumentState) -> None:
-        run.unchanged += 1
-        if state.status == "failed":  # still broken: report it again, don't retry
+        """Counts the file once: as unchanged, or (still broken) as skipped again."""
+        if state.status == "failed":  # report it again, don't retry
             run.skipped.append(SkippedFile(key, state.error or "could not be indexed"))
+        else:
+            run.unchanged += 1
 
     def _failure(self, run: _Run, key: str, file: Path, size: int, mtime: float,
                  digest: str | None, reason: str) -> FailureWrite:
@@ -241,6 +265,7 @@ class Indexer:
             with _Timer(run, "vectors"):
                 self.live.apply(removed, [i for ids in new_ids for i in ids], vectors)
             run.indexed += len(writes)
+            run.files_done += len(writes)
             run.passages += len(texts)
         if failures:
             with _Timer(run, "store"):
@@ -256,6 +281,42 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _refusal(file: Path) -> str | None:
+    """Why a file whose extension we do not know is not read, judged by its first bytes.
+
+    Example: _refusal(Path("messages.mo")) == "not a supported format: .mo"; None for
+    text (LICENSE, corpus.de), which then goes through extraction like any .txt.
+    """
+    if file.suffix.lower() in SUPPORTED_EXTENSIONS:
+        return None
+    from engine.extract import unsupported_reason
+
+    try:
+        with open(file, "rb") as f:
+            head = f.read(HEAD_BYTES)
+    except OSError as e:
+        return _os_reason(e)
+    if not head:
+        return "file is empty"
+    if b"\x00" in head and bom_encoding(head) is None and not is_pdf(head):
+        # NUL bytes: an image, an archive, a compiled file. Saying so at once spares
+        # the encoding detector, which is slow on binary data (a folder of photos).
+        return unsupported_reason(file)
+    if head.startswith(ZIP_MAGIC):  # a zip is told apart by its directory, at the end
+        known = _sniff_file(file)
+    else:
+        cut = head.rfind(b"\n")  # no character split at the end of the sample
+        known = sniff_bytes(head[: cut + 1] if cut > 0 and len(head) == HEAD_BYTES else head)
+    return None if known is not None else unsupported_reason(file)
+
+
+def _sniff_file(file: Path) -> str | None:
+    try:
+        return sniff_format(file)
+    except OSError:
+        return None
 
 
 def _file_type(path: Path) -> str:

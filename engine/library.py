@@ -11,6 +11,7 @@ opens its own database session, and the vector index locks itself.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,11 +92,19 @@ class Library:
 
     # -- indexing ------------------------------------------------------------------
 
-    def index_paths(self, paths: Sequence[Path]) -> Iterator[IndexEvent]:
-        """Indexes files and folders; yields IndexProgress, then one IndexFinished."""
+    def index_paths(self, paths: Sequence[Path], *, keep_exclusions: bool = False) -> Iterator[IndexEvent]:
+        """Indexes files and folders; yields IndexProgress, then one IndexFinished.
+
+        Naming a path the user forgot earlier brings it back (its exclusion is lifted);
+        `keep_exclusions=True` is for callers that pass paths nobody chose, such as a
+        folder watcher reporting changed files.
+        """
         if not paths:
             raise InputError("no files or folders were given")
         self._check_model()
+        if not keep_exclusions:
+            for path in paths:
+                self.store.remove_exclusions(path_key(Path(path).expanduser().absolute()))
         yield from Indexer(self.store, self.live, self.encoder, self.config).run(list(paths))
 
     def reindex(self, root: Path | None = None) -> Iterator[IndexEvent]:
@@ -109,7 +118,7 @@ class Library:
             self.forget(folder)
         present = [r for r in roots if r.exists()]
         if present:
-            yield from self.index_paths(present)
+            yield from self.index_paths(present, keep_exclusions=True)
         else:
             yield IndexFinished(IndexSummary(removed=len(gone)))
 
@@ -133,11 +142,14 @@ class Library:
             building = self.store.create_generation(encoder.name, encoder.dim, "building")
         total = self.store.counts()[1]
         done = 0
+        started = time.monotonic()
         while batch := self.store.passages_without_vectors(building.id, REENCODE_BATCH):
             ids, texts = zip(*batch)
             self.store.add_vectors(building.id, ids, encoder.encode(list(texts), kind="passage"))
             done += len(ids)
-            yield IndexProgress(min(done, total), total, done, 0.0, None, f"re-encoding with {name}")
+            rate = done / max(time.monotonic() - started, 1e-6)
+            eta = max(total - done, 0) / rate
+            yield IndexProgress(min(done, total), total, done, rate, eta, f"re-encoding with {name}", unit="passages")
         new_live = LiveIndex.open(self.store, self.store.generation_by_id(building.id), self.paths.indexes)
         self.store.activate_generation(building.id)
         old_live, self.live, self.encoder = self.live, new_live, encoder
@@ -145,19 +157,36 @@ class Library:
         _set_registry_active(name, self.paths)
 
     def forget(self, path: Path) -> int:
-        """Removes a root (or any file or folder in one) from the index; returns documents removed."""
+        """Removes a root (or any file or folder in one) from the index; returns documents removed.
+
+        Example: library.forget(Path("~/corpus/mining")) == 4, and `reindex` of
+        ~/corpus leaves those four out from now on.
+
+        A path inside a root that still exists is remembered as an exclusion, so the next
+        scan of the root does not bring it back; indexing that path explicitly lifts it.
+        """
         key = path_key(Path(path).expanduser().absolute())
         documents = self.store.documents_under(key)
-        is_root = any(r.path == key for r in self.roots())
+        roots = [r.path for r in self.roots()]
+        is_root = key in roots
         if not documents and not is_root:
             raise NotIndexedError(path)
         removed = self.store.remove_documents(list(documents))
         self.live.apply(removed, [], None)
         self.live.save()
-        for root in self.roots():
-            if root.path == key or root.path.startswith(key.rstrip("/") + "/"):
-                self.store.delete_root(root.path)
+        for root in roots:
+            if root == key or root.startswith(key.rstrip("/") + "/"):
+                self.store.delete_root(root)
+                self.store.remove_exclusions(root)  # nothing left to exclude from
+        # a deleted file needs no exclusion (the scan cannot find it), and a watcher
+        # forgetting deleted files must not keep them out if they come back
+        if not is_root and self.store.root_for(key) is not None and Path(key).exists():
+            self.store.add_exclusion(key)
         return len(documents)
+
+    def excluded(self) -> list[str]:
+        """Paths inside indexed folders that were forgotten and stay out of re-indexing."""
+        return self.store.exclusions()
 
     # -- queries -------------------------------------------------------------------------
 

@@ -227,6 +227,8 @@ def export_model(name: str, dest_zip: Path, paths: DataPaths | None = None) -> P
     manifest = get_manifest(name, paths)
     verify_files(folder, manifest)
     dest_zip = Path(dest_zip)
+    if not dest_zip.parent.is_dir():
+        raise InputError(f"cannot write {dest_zip}: the folder {dest_zip.parent} does not exist")
     tmp = dest_zip.with_name(dest_zip.name + ".part")
     with zipfile.ZipFile(tmp, "w", allowZip64=True) as zf:
         for rel in [MANIFEST_FILE, *manifest.files]:

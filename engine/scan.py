@@ -31,15 +31,23 @@ def is_hidden(name: str) -> bool:
     return name.startswith(".") or name.startswith("~$")  # ~$ are Office lock files
 
 
-def scan_files(root: Path, extensions: Collection[str]) -> Iterator[Path]:
+def scan_files(root: Path, extensions: Collection[str] | None = None,
+               exclude: Collection[str] = ()) -> Iterator[Path]:
     """Yields files under `root` (or `root` itself) whose suffix is in `extensions`.
 
+    Example: list(scan_files(Path("corpus"), exclude={"/home/me/corpus/mining"}))
+
+    `extensions=None` yields every regular file (the indexer then judges each by its
+    content). Files and folders whose `path_key` is in `exclude` are passed by.
     Symbolic links to folders are followed once: a folder already visited (same device
     and inode) is skipped, so link cycles end. Unreadable folders are skipped with a
     log line; the scan goes on.
     """
+    exclude = frozenset(exclude)
+    if path_key(root) in exclude:
+        return
     if root.is_file():
-        if root.suffix.lower() in extensions:
+        if extensions is None or root.suffix.lower() in extensions:
             yield root
         return
     visited: set[tuple[int, int]] = set()
@@ -55,10 +63,11 @@ def scan_files(root: Path, extensions: Collection[str]) -> Iterator[Path]:
         if key in visited:
             continue
         visited.add(key)
-        yield from _scan_folder(folder, extensions, stack)
+        yield from _scan_folder(folder, extensions, exclude, stack)
 
 
-def _scan_folder(folder: Path, extensions: Collection[str], stack: list[Path]) -> Iterator[Path]:
+def _scan_folder(folder: Path, extensions: Collection[str] | None, exclude: frozenset[str],
+                 stack: list[Path]) -> Iterator[Path]:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as e:
@@ -66,13 +75,13 @@ def _scan_folder(folder: Path, extensions: Collection[str], stack: list[Path]) -
         return
     subfolders = []
     for entry in entries:
-        if is_hidden(entry.name):
+        if is_hidden(entry.name) or (exclude and path_key(Path(entry.path)) in exclude):
             continue
         try:
             if entry.is_dir():  # follows links; cycles are caught by `visited`
                 if entry.name not in SYSTEM_DIRS:
                     subfolders.append(Path(entry.path))
-            elif entry.is_file() and Path(entry.name).suffix.lower() in extensions:
+            elif entry.is_file() and (extensions is None or Path(entry.name).suffix.lower() in extensions):
                 yield Path(entry.path)
         except OSError as e:  # a dangling link or a vanished entry
             log.debug("skipping %s: %s", entry.path, e)

@@ -79,7 +79,7 @@ def drive(events, show_progress: bool = True) -> IndexSummary:
         for event in events:
             if isinstance(event, IndexProgress) and show_progress:
                 if bar is None:
-                    bar = tqdm(total=event.files_total, unit="file", file=sys.stderr, leave=False)
+                    bar = tqdm(total=event.files_total, unit=event.unit.rstrip("s"), file=sys.stderr, leave=False)
                 bar.total = event.files_total
                 bar.n = event.files_done
                 bar.set_postfix(passages=event.passages)
@@ -167,10 +167,11 @@ def run_status(args) -> int:
     try:
         status = library.status()
         roots = library.roots()
+        excluded = library.excluded()
     finally:
         library.close()
     if args.json:
-        print(json.dumps(asdict(status) | {"roots": [asdict(r) for r in roots]}, indent=2))
+        print(json.dumps(asdict(status) | {"roots": [asdict(r) for r in roots], "excluded": excluded}, indent=2))
         return 0
     print(f"model      {status.model} ({status.dim}-d, {status.index_kind} index)")
     if status.pending_model:
@@ -181,6 +182,8 @@ def run_status(args) -> int:
     print(f"database   {status.db_url}")
     for root in roots:
         print(f"  {root.path}: {root.documents} documents, {root.passages} passages, {root.failed} skipped")
+    for path in excluded:  # forgotten inside a folder; 'babelfind index PATH' brings it back
+        print(f"  forgotten: {path}")
     return 0
 
 

@@ -13,7 +13,8 @@ def register(subparsers) -> None:
         "mine",
         help="find sentence pairs that translate each other in two documents",
         description="Mine parallel sentences from two documents (any format Babelfind reads, "
-        "or .txt/.tsv files with one sentence per line) with margin-based scoring.",
+        "or plain-text files with one sentence per line: .txt, .tsv, Moses-style corpus.de, "
+        "train.src) with margin-based scoring.",
     )
     mine.add_argument("source", type=Path, metavar="A", help="source document")
     mine.add_argument("target", type=Path, metavar="B", help="target document")
@@ -27,7 +28,7 @@ def register(subparsers) -> None:
     mine.add_argument("--align", choices=("auto", "on", "off"), default="auto",
                       help="ordered alignment for documents that translate each other (default auto)")
     mine.add_argument("--model", help="registered model to encode with (default: the active model)")
-    mine.add_argument("--lines", action="store_true", help="read .txt/.tsv files as one sentence per line")
+    mine.add_argument("--lines", action="store_true", help="read plain-text files as one sentence per line")
     mine.add_argument("--src-lang", help="language of A (ISO 639-1); default: detected")
     mine.add_argument("--tgt-lang", help="language of B (ISO 639-1); default: detected")
     mine.add_argument("--same-language", action="store_true", help="allow both documents in one language")
@@ -96,7 +97,7 @@ def run_mine(args: argparse.Namespace) -> int:
     where = f" into {args.output}" if args.output is not None else ""
     print(
         f"{len(rows)} pairs {how}, {result.src_lang or '?'} -> {result.tgt_lang or '?'}, "
-        f"from {result.n_src} and {result.n_tgt} sentences{where}",
+        f"from {result.sentences_text()}{where}",
         file=sys.stderr,
     )
     return 0
@@ -106,7 +107,7 @@ def _run_with_progress(events):
     """Drives the mining generator with one tqdm bar per stage on stderr; returns the result."""
     from tqdm import tqdm
 
-    from engine.mining.bitext import MiningFinished
+    from engine.mining.bitext import MiningFinished, stage_label
 
     bar, stage = None, None
     try:
@@ -117,7 +118,7 @@ def _run_with_progress(events):
                 if bar is not None:
                     bar.close()
                 stage = event.stage
-                bar = tqdm(total=event.total, desc=stage, file=sys.stderr, leave=False, disable=None)
+                bar = tqdm(total=event.total, desc=stage_label(stage), file=sys.stderr, leave=False, disable=None)
             bar.n = event.done
             bar.refresh()
     finally:

@@ -34,12 +34,21 @@ def progress_text(event: IndexProgress) -> str:
 
     Example: progress_text(IndexProgress(3, 10, 42, 1.5, 4.7)) ==
         "3 / 10 files  ·  42 passages  ·  1.5 files/s  ·  about 5 s left"
+
+    Files count once stored; a model switch counts passages (`event.unit`).
     """
-    parts = [f"{event.files_done:,} / {event.files_total:,} files", f"{event.passages:,} passages"]
+    unit = event.unit
+    parts = [f"{event.files_done:,} / {event.files_total:,} {unit}"]
+    if unit == "files":  # while re-encoding, the passages are what is counted already
+        parts.append(f"{event.passages:,} passages")
     if event.rate > 0:
-        parts.append(f"{event.rate:.1f} files/s")
-    if event.eta_s is not None:
+        parts.append(f"{event.rate:.1f} {unit}/s")
+    if event.files_done >= event.files_total:
+        pass  # the last event: nothing is left, and "about 0 s left" reads like a lie
+    elif event.eta_s is not None:
         parts.append(f"about {duration_text(event.eta_s)} left")
+    elif event.files_total:
+        parts.append("estimating the time left")
     return "  ·  ".join(parts)
 
 
@@ -57,7 +66,8 @@ def duration_text(seconds: float) -> str:
 
 def summary_text(summary: IndexSummary) -> str:
     """Example: "Indexed 12 files (340 passages), 3 unchanged, 1 skipped"."""
-    text = f"Indexed {summary.indexed:,} files ({summary.passages:,} passages)"
+    files = "file" if summary.indexed == 1 else "files"
+    text = f"Indexed {summary.indexed:,} {files} ({summary.passages:,} passage{'' if summary.passages == 1 else 's'})"
     for count, word in ((summary.unchanged, "unchanged"), (summary.removed, "removed"), (len(summary.skipped), "skipped")):
         if count:
             text += f", {count:,} {word}"
@@ -129,13 +139,22 @@ class QtProgressRow(QFrame):
 
 
 class QtSkippedPanel(QWidget):
-    """Files the last indexing runs skipped, with the engine's reason for each."""
+    """Files the last indexing runs skipped, with the engine's reason for each.
+
+    It opens after a run that skipped files and folds down to its title line at the
+    next search (`collapse`), so the results get the room back; the title expands it.
+    """
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.model = QtSkippedModel(self)
-        self.title = QLabel()
+        self.title = QToolButton()
         self.title.setObjectName("sectionTitle")
+        self.title.setAutoRaise(True)
+        self.title.setCheckable(True)
+        self.title.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.title.setToolTip("Show or hide the list of files that could not be indexed")
+        self.title.toggled.connect(self._set_expanded)
         close = QToolButton()
         set_icon(close, "cancel")
         close.setToolTip("Hide this list")
@@ -172,3 +191,18 @@ class QtSkippedPanel(QWidget):
         count = self.model.rowCount()
         self.title.setText(f"{count:,} file{'s' if count != 1 else ''} could not be indexed")
         self.setVisible(count > 0)
+        self.expand()
+
+    def expand(self) -> None:
+        self.title.setChecked(True)
+
+    def collapse(self) -> None:
+        """Folds the list away, keeping the title line (and its count) in view."""
+        self.title.setChecked(False)
+
+    def is_expanded(self) -> bool:
+        return self.table.isVisibleTo(self)
+
+    def _set_expanded(self, expanded: bool) -> None:
+        self.table.setVisible(expanded)
+        self.title.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)

@@ -26,7 +26,8 @@ from app.gui.qt_jobs import Job, QtJobQueue
 from app.gui.qt_menus import build_menus
 from app.gui.qt_models import QtLanguageFilter, QtResultsModel
 from app.gui.qt_preview import QtPreview
-from app.gui.qt_results_view import QtResultsView
+from app.gui.qt_result_actions import QtResultActions
+from app.gui.qt_results_view import QtResultsPane
 from app.gui.qt_search_bar import QtSearchBar
 from app.gui.qt_tools import install_tools, shutdown_tools
 from app.gui.qt_theme import app_icon, is_palette_change, refresh_icons
@@ -40,7 +41,7 @@ RESULT_LIMIT = 50  # documents per search; the language facet counts over these
 ROOTS_REFRESH_MS = 1000  # sidebar counts refresh at most this often while indexing
 
 
-class QtMainWindow(QMainWindow):
+class QtMainWindow(QtResultActions, QMainWindow):
     """The Babelfind window over one engine Library."""
 
     searched = Signal(float)  # milliseconds the last search took (the benchmark listens)
@@ -76,7 +77,8 @@ class QtMainWindow(QMainWindow):
         self.results_model = QtResultsModel(self)
         self.language_filter = QtLanguageFilter(self)
         self.language_filter.setSourceModel(self.results_model)
-        self.results = QtResultsView()
+        self.results_pane = QtResultsPane()
+        self.results = self.results_pane.view
         self.results.setModel(self.language_filter)
         self.preview = QtPreview(self.library.document_text)
         self.empty_hint = QLabel(
@@ -90,7 +92,7 @@ class QtMainWindow(QMainWindow):
         self.skipped = QtSkippedPanel()
 
         self.results_splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.results_splitter.addWidget(self.results)
+        self.results_splitter.addWidget(self.results_pane)
         self.results_splitter.addWidget(self.preview)
         self.results_splitter.setStretchFactor(0, 2)
         self.results_splitter.setStretchFactor(1, 3)
@@ -117,21 +119,34 @@ class QtMainWindow(QMainWindow):
         self.status_label = QLabel()
         self.statusBar().addPermanentWidget(self.status_label)
         self._show_results_area(False)
+        self._set_tab_order()
+
+    def _set_tab_order(self) -> None:
+        """Search -> results -> preview, then the filters: Tab reaches the results at once."""
+        bar = self.search_bar
+        chain = [bar.field, self.results, self.preview.editor, self.results_pane.sort,
+                 bar.language, bar.folder, bar.file_type]
+        for first, second in zip(chain, chain[1:]):
+            QWidget.setTabOrder(first, second)
 
     def _connect(self) -> None:
         bar = self.search_bar
         bar.search_requested.connect(self.run_search)
         bar.language_changed.connect(self._on_language)
         bar.navigate.connect(self.results.move)
+        bar.open_requested.connect(self._open_current_or_search)
+        self.results_pane.sort.currentTextChanged.connect(self.language_filter.set_sort_key)
         self.results.current_hit_changed.connect(self.preview.show_hit)
         self.results.activated_hit.connect(self._open_hit)
-        self.preview.open_requested.connect(lambda path: qt_files.open_file(path))
-        self.preview.show_in_folder_requested.connect(lambda path: qt_files.show_in_folder(path))
+        self.results.show_in_folder_requested.connect(self.show_in_folder)
+        self.results.forget_requested.connect(self.forget_document)
+        self.preview.open_requested.connect(self.open_path)
+        self.preview.show_in_folder_requested.connect(self.show_in_folder)
         self.collections.add_requested.connect(self.choose_folder)
         self.collections.reindex_requested.connect(self.reindex_root)
         self.collections.remove_requested.connect(self.remove_root)
         self.collections.watch_toggled.connect(self.set_watch)
-        self.collections.show_in_folder_requested.connect(lambda path: qt_files.show_in_folder(path))
+        self.collections.show_in_folder_requested.connect(self.show_in_folder)
         self.progress.cancel_requested.connect(self.jobs.cancel)
         self.jobs.started.connect(self._on_job_started)
         self.jobs.progress.connect(self._on_job_progress)
@@ -170,6 +185,8 @@ class QtMainWindow(QMainWindow):
         elapsed_ms = (time.perf_counter() - started) * 1000
         bar.set_result_count(self.language_filter.rowCount(), len(hits), elapsed_ms if query else None)
         self._show_results_area(bool(query))
+        if query:
+            self.skipped.collapse()  # the list of skipped files gives the results their room back
         self.searched.emit(elapsed_ms)
 
     def _on_language(self, language: str) -> None:
@@ -179,7 +196,15 @@ class QtMainWindow(QMainWindow):
     def _open_hit(self, hit) -> None:
         if hit is not None:
             self.search_bar.remember_query()
-            qt_files.open_file(hit.path)
+            self.open_path(hit.path)
+
+    def _open_current_or_search(self) -> None:
+        """Enter in the search field: open the selected result of the query on screen."""
+        hit = self.results.current_hit()
+        if hit is None or self.results_model.query() != self.search_bar.query():
+            self.run_search()
+        else:
+            self._open_hit(hit)
 
     def _show_results_area(self, show: bool) -> None:
         """Results and preview while there is a query; otherwise a hint of what to do."""
@@ -216,7 +241,7 @@ class QtMainWindow(QMainWindow):
     def choose_folder(self) -> None:
         from PySide6.QtWidgets import QFileDialog
 
-        folder = QFileDialog.getExistingDirectory(self, "Add a folder to search")
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to search", str(qt_files.documents_folder()))
         if folder:
             self.index_paths([Path(folder)])
 
@@ -305,7 +330,7 @@ class QtMainWindow(QMainWindow):
                 pass  # a file that was never indexed (or its folder went first)
         if batch.changed:
             changed = sorted(batch.changed)
-            self.jobs.submit(Job(f"Updating {batch.root.name}", lambda: self.library.index_paths(changed), frozenset()))
+            self.jobs.submit(Job(f"Updating {batch.root.name}", lambda: self.library.index_paths(changed, keep_exclusions=True), frozenset()))
         else:
             self.refresh_library_view()
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMenu
 
+from app.gui import qt_files
 from app.gui.qt_theme import THEME_CHOICES, apply_theme, set_icon
 
 THEME_KEY = "appearance/theme"
@@ -116,6 +117,6 @@ def show_about(window: QMainWindow) -> None:
 
 
 def _choose_files(window: QMainWindow) -> None:
-    files, _ = QFileDialog.getOpenFileNames(window, "Add files to search")
+    files, _ = QFileDialog.getOpenFileNames(window, "Add files to search", str(qt_files.documents_folder()))
     if files:
         window.index_paths([Path(f) for f in files])

@@ -37,7 +37,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.qt_document_picker import QtDocumentPicker
+from app.gui.qt_files import documents_folder
 from app.gui.qt_pairs_model import KEEP, SCORE, SOURCE, TARGET, QtPairsModel
+from app.gui.qt_screen import fit_to_screen, use_sort_arrows
 from app.gui.qt_plots import QtHistogram
 from app.gui.qt_worker import QtWorker
 from engine.mining.bitext_review import indexed_documents, score_histogram, slider_steps, slider_value
@@ -46,6 +49,7 @@ from engine.errors import BabelfindError
 log = logging.getLogger(__name__)
 
 SLIDER_STEPS = 200
+PREFERRED_SIZE = (1100, 720)  # shrunk to fit smaller screens (`fit_to_screen`)
 HISTOGRAM_BINS = 30
 SIDES = ("Source", "Target")
 MODES = (("max", "Best in either direction (max)"), ("intersect", "Both directions agree (intersect)"),
@@ -73,7 +77,6 @@ class QtMiningPanel(QWidget):
         self.pairs = QtPairsModel(self)
         self._range = (0.0, 1.0)  # scores the slider spans, from the histogram's edges
         self.setWindowTitle("Parallel sentences")
-        self.resize(1100, 720)
         layout = QVBoxLayout(self)
         layout.addWidget(self._sides_box())
         layout.addWidget(self._options_box())
@@ -90,29 +93,18 @@ class QtMiningPanel(QWidget):
         self.refresh_documents()
         self._set_running(False)
         self._show_counts()
+        fit_to_screen(self, PREFERRED_SIZE)
 
     # -- layout -------------------------------------------------------------------
 
     def _sides_box(self) -> QGroupBox:
         box = QGroupBox("Documents")
         form = QFormLayout(box)
-        self.side_combos, self.side_languages = [], []
-        for side, name in enumerate(SIDES):
-            combo = QComboBox()
-            combo.setMinimumContentsLength(40)
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setToolTip("An indexed document, or a file chosen with the button")
-            combo.currentIndexChanged.connect(lambda _i, s=side: self._show_language(s))
-            choose = QPushButton("File...")
-            choose.setToolTip("Pick any document Babelfind reads, or a .txt with one sentence a line")
-            choose.clicked.connect(lambda _c=False, s=side: self._choose_file(s))
-            language = QLabel("", objectName="hint", minimumWidth=150)
-            row = QHBoxLayout()
-            for widget, stretch in ((combo, 1), (choose, 0), (language, 0)):
-                row.addWidget(widget, stretch)
-            form.addRow(name, row)
-            self.side_combos.append(combo)
-            self.side_languages.append(language)
+        self.pickers = [QtDocumentPicker(name) for name in SIDES]
+        for name, picker in zip(SIDES, self.pickers):
+            form.addRow(name, picker)
+        self.side_combos = [p.combo for p in self.pickers]
+        self.side_languages = [p.language for p in self.pickers]
         return box
 
     def _options_box(self) -> QGroupBox:
@@ -125,8 +117,8 @@ class QtMiningPanel(QWidget):
         self.align = _combo(ALIGN, "Pair sentences in document order when the documents translate each other")
         for label, widget in (("Mode", self.mode), ("Score", self.margin), ("k", self.k), ("Align", self.align)):
             row.addWidget(QLabel(label))
-            row.addWidget(widget)
-        row.addStretch(1)
+            # the combos share the room a wide window has; on a small screen they elide
+            row.addWidget(widget, 0 if widget is self.k else 1)
         return box
 
     def _run_row(self) -> QHBoxLayout:
@@ -146,6 +138,8 @@ class QtMiningPanel(QWidget):
     def _review_area(self) -> QSplitter:
         self.table = QTableView()
         self.table.setModel(self.pairs.proxy)
+        # Fusion draws "highest first" as an up arrow; people read that as ascending
+        use_sort_arrows(self.table.horizontalHeader())
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(SCORE, Qt.SortOrder.DescendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -199,35 +193,15 @@ class QtMiningPanel(QWidget):
     def refresh_documents(self) -> None:
         """Fills both pickers with the indexed documents (the files chosen stay)."""
         documents = indexed_documents(self.library.store)
-        for side, combo in enumerate(self.side_combos):
-            chosen = [(combo.itemText(i), combo.itemData(i)) for i in range(combo.count())
-                      if combo.itemData(i) and combo.itemData(i)[1] == "file"]
-            combo.clear()
-            for text, data in chosen:
-                combo.addItem(text, data)
-            for document in documents:
-                combo.addItem(Path(document.path).name + f"  ({document.path})", (document.path, document.language))
-            combo.setCurrentIndex(min(side, combo.count() - 1))
+        for side, picker in enumerate(self.pickers):
+            picker.set_documents(documents, keep_side=side)
 
     def set_side(self, side: int, path: Path) -> None:
         """Chooses a file (not necessarily indexed) for side 0 (source) or 1 (target)."""
-        combo = self.side_combos[side]
-        combo.insertItem(0, f"{Path(path).name}  ({path})", (str(path), "file"))
-        combo.setCurrentIndex(0)
+        self.pickers[side].set_file(path)
 
     def side_path(self, side: int) -> Path | None:
-        data = self.side_combos[side].currentData()
-        return Path(data[0]) if data else None
-
-    def _choose_file(self, side: int) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, f"{SIDES[side]} document")
-        if path:
-            self.set_side(side, Path(path))
-
-    def _show_language(self, side: int, detected: str | None = None) -> None:
-        data = self.side_combos[side].currentData()
-        language = detected or (data[1] if data and data[1] != "file" else None)
-        self.side_languages[side].setText(f"language: {language}" if language else "language: detected when mining")
+        return self.pickers[side].path()
 
     # -- mining -------------------------------------------------------------------
 
@@ -273,12 +247,12 @@ class QtMiningPanel(QWidget):
             worker.wait()
 
     def _on_progress(self, event) -> None:
-        from engine.mining.bitext import MiningProgress
+        from engine.mining.bitext import MiningProgress, stage_label
 
         if isinstance(event, MiningProgress):
             self.progress.setRange(0, max(event.total, 1))
             self.progress.setValue(event.done)
-            self.stage.setText(f"{event.stage} {event.done:,} / {event.total:,}")
+            self.stage.setText(f"{stage_label(event.stage)} {event.done:,} / {event.total:,}")
 
     def _on_finished(self, last) -> None:
         from engine.mining.bitext import MiningFinished
@@ -287,10 +261,10 @@ class QtMiningPanel(QWidget):
             return
         result = last.result
         self.pairs.set_result(result)
-        for side, language in enumerate((result.src_lang, result.tgt_lang)):
-            self._show_language(side, language)
+        for picker, language in zip(self.pickers, (result.src_lang, result.tgt_lang)):
+            picker.show_language(language)
         how = "pairs aligned in document order" if result.aligned else "candidate pairs mined"
-        self.stage.setText(f"{len(result.pairs):,} {how} from {result.n_src:,} and {result.n_tgt:,} sentences")
+        self.stage.setText(f"{len(result.pairs):,} {how} from {result.sentences_text()}")
         self._update_histogram(result)
         self.mined.emit(result)
 
@@ -367,7 +341,7 @@ class QtMiningPanel(QWidget):
             QApplication.clipboard().setText("\n".join(lines) + "\n")
 
     def _choose_export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export pairs", "pairs.tsv",
+        path, _ = QFileDialog.getSaveFileName(self, "Export pairs", str(documents_folder() / "pairs.tsv"),
                                               "Tab-separated (*.tsv);;TMX 1.4 (*.tmx)")
         if path:
             self.export_pairs(Path(path))
@@ -397,4 +371,8 @@ def _combo(choices, tip: str) -> QComboBox:
     for value, label in choices:
         combo.addItem(label, value)
     combo.setToolTip(tip)
+    # long labels are elided in the closed box (the list shows them whole), so the row
+    # of options does not make the window wider than a small screen
+    combo.setMinimumContentsLength(14)
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
     return combo

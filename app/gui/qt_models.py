@@ -7,11 +7,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 
+from app.gui.qt_languages import language_label
 from engine.events import DocumentHit, SkippedFile
 
 _DISPLAY = Qt.ItemDataRole.DisplayRole
@@ -26,15 +29,22 @@ class QtResultsModel(QAbstractListModel):
     LanguageRole = _USER + 2
     PathRole = _USER + 3
     QueryRole = _USER + 4  # the query the hits answer (the delegate marks its words)
+    ModifiedRole = _USER + 5  # the file's modification time (POSIX seconds), None if gone
+    SizeRole = _USER + 6  # the file's size in bytes, None if gone
+    RankRole = _USER + 7  # position in the engine's order, best first
+    NameRole = _USER + 8  # file name, case-folded, for sorting
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._hits: list[DocumentHit] = []
+        self._facts: list[os.stat_result | None] = []
         self._query = ""
 
     def set_hits(self, hits: Sequence[DocumentHit], query: str = "") -> None:
         self.beginResetModel()
         self._hits = list(hits)
+        # the file as it is now (the list shows what opening it would show), read once
+        self._facts = [_stat(h.path) for h in self._hits]
         self._query = query
         self.endResetModel()
 
@@ -54,9 +64,17 @@ class QtResultsModel(QAbstractListModel):
         if role == _DISPLAY:
             return Path(hit.path).name
         if role == _TOOLTIP:
-            return f"{hit.path}\nscore {hit.score:.3f}"
+            language = language_label(hit.language or "")
+            return f"{hit.path}\n{file_facts_text(self._facts[index.row()])}\n{language}  ·  score {hit.score:.3f}"
         if role == self.HitRole:
             return hit
+        if role in (self.ModifiedRole, self.SizeRole):
+            facts = self._facts[index.row()]
+            return None if facts is None else (facts.st_mtime if role == self.ModifiedRole else facts.st_size)
+        if role == self.RankRole:
+            return index.row()
+        if role == self.NameRole:
+            return Path(hit.path).name.casefold()
         if role == self.LanguageRole:
             return hit.language or ""
         if role == self.PathRole:
@@ -66,13 +84,70 @@ class QtResultsModel(QAbstractListModel):
         return None
 
 
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def size_text(size: int) -> str:
+    """Example: size_text(1536) == "1.5 KB"; size_text(3_400_000) == "3.4 MB"."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def file_facts_text(facts: os.stat_result | None) -> str:
+    """Example: "12 Mar 2026 14:05  ·  34.0 KB"; "file not found" when it is gone."""
+    if facts is None:
+        return "file not found"
+    when = datetime.fromtimestamp(facts.st_mtime).strftime("%d %b %Y %H:%M")
+    return f"{when}  ·  {size_text(facts.st_size)}"
+
+
+# (label, role, order) for each way the results can be sorted; relevance is the engine's
+SORT_KEYS = (
+    ("Relevance", QtResultsModel.RankRole, Qt.SortOrder.AscendingOrder),
+    ("Newest first", QtResultsModel.ModifiedRole, Qt.SortOrder.DescendingOrder),
+    ("Oldest first", QtResultsModel.ModifiedRole, Qt.SortOrder.AscendingOrder),
+    ("Name", QtResultsModel.NameRole, Qt.SortOrder.AscendingOrder),
+    ("Folder path", QtResultsModel.PathRole, Qt.SortOrder.AscendingOrder),
+    ("Largest first", QtResultsModel.SizeRole, Qt.SortOrder.DescendingOrder),
+)
+
+
 class QtLanguageFilter(QSortFilterProxyModel):
-    """Keeps the results in one language (the facet the user picked); '' keeps all."""
+    """Keeps the results in one language (the facet the user picked); '' keeps all.
+
+    It also orders them (`set_sort_key`, one of SORT_KEYS): relevance by default.
+    """
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._language = ""
         self.setFilterRole(QtResultsModel.LanguageRole)
+        self.setDynamicSortFilter(True)
+        self.set_sort_key(SORT_KEYS[0][0])
+
+    def set_sort_key(self, label: str) -> None:
+        """Sorts by the SORT_KEYS entry named `label`."""
+        _, role, order = next(k for k in SORT_KEYS if k[0] == label)
+        self._sort_label = label
+        self.setSortRole(role)
+        self.sort(0, order)
+
+    def sort_key(self) -> str:
+        return self._sort_label
+
+    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:
+        a, b = left.data(self.sortRole()), right.data(self.sortRole())
+        if a is None or b is None:  # a vanished file sorts last in either order
+            if self.sortOrder() == Qt.SortOrder.AscendingOrder:
+                return a is not None and b is None
+            return a is None and b is not None
+        return a < b  # ties: neither is less, and the stable sort keeps the engine's order
 
     def set_language(self, language: str) -> None:
         self.beginFilterChange()

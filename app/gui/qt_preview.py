@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -42,7 +42,13 @@ class QtPreview(QWidget):
         self._hit: DocumentHit | None = None
         self._passage_index = 0
         self._text_path: str | None = None  # whose text the editor holds now
+        # The passage offset the view keeps centred until the person scrolls. The first
+        # hit of the first search is shown while the results pane is still hidden and
+        # small; when the pane grows, long wrapped lines push the passage out of view.
+        self._follow_offset: int | None = None
         self._build()
+        self.editor.installEventFilter(self)
+        self.editor.verticalScrollBar().actionTriggered.connect(self._stop_following)
 
     def _build(self) -> None:
         self.title = QLabel("No document selected")
@@ -52,6 +58,7 @@ class QtPreview(QWidget):
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("preview")
         self.editor.setReadOnly(True)
+        self.editor.setTabChangesFocus(True)  # Tab leaves the preview like any other pane
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.editor.setToolTip("The document's text; the matching passage is highlighted")
         self.editor.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -173,7 +180,22 @@ class QtPreview(QWidget):
         self._scroll_to(min(passage.start, length))
         self._describe(hit, passage)
 
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.editor and self._follow_offset is not None and event.type() in (
+            QEvent.Type.Show, QEvent.Type.Resize
+        ):
+            QTimer.singleShot(0, self, self._follow)  # once the new size is laid out
+        return super().eventFilter(watched, event)
+
+    def _follow(self) -> None:
+        if self._follow_offset is not None:
+            self._scroll_to(self._follow_offset)
+
+    def _stop_following(self, _action: int) -> None:
+        self._follow_offset = None  # the person scrolled: leave the view where they put it
+
     def _scroll_to(self, offset: int) -> None:
+        self._follow_offset = offset
         cursor = QTextCursor(self.editor.document())
         # land at the end first so the passage ends up near the top, not the bottom
         cursor.movePosition(QTextCursor.MoveOperation.End)

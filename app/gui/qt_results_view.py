@@ -1,4 +1,5 @@
-"""The results list: file name and folder, language badge, score, highlighted snippet.
+"""The results list: file name, folder, date and size, language badge, score, highlighted
+snippet; a right-click menu per card and a "Sort by" choice above the list.
 
     >>> view = QtResultsView()
     >>> view.setModel(language_filter)         # a proxy over QtResultsModel
@@ -8,13 +9,26 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QTextDocument
-from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QGuiApplication, QPainter, QTextDocument
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMenu,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
 
-from app.gui.qt_models import QtResultsModel
+from app.gui.qt_models import SORT_KEYS, QtResultsModel, size_text
 from app.gui.qt_theme import colours
 from engine.events import DocumentHit
 
@@ -79,6 +93,13 @@ def snippet_html(snippet: str, spans: list[tuple[int, int]], background: str) ->
     return "".join(out)
 
 
+def card_facts(modified: float | None, size: int | None) -> str:
+    """Example: card_facts(1.7e9, 34_000) == "14 Nov 2023  ·  34.0 KB"; "file not found" when gone."""
+    if modified is None or size is None:
+        return "file not found"
+    return f"{datetime.fromtimestamp(modified).strftime('%d %b %Y')}  ·  {size_text(size)}"
+
+
 class QtResultDelegate(QStyledItemDelegate):
     """Paints one DocumentHit as a card of three parts: title line, folder, snippet."""
 
@@ -104,12 +125,21 @@ class QtResultDelegate(QStyledItemDelegate):
         right = self._paint_score_and_badge(painter, option, area, hit, line)
         self._paint_title(painter, option, QRect(area.left(), area.top(), right - area.left() - 6, line), hit)
         painter.setPen(QColor(c.muted))
-        folder_rect = QRect(area.left(), area.top() + line, area.width(), line)
-        folder = QFontMetrics(option.font).elidedText(str(Path(hit.path).parent), Qt.TextElideMode.ElideMiddle, area.width())
-        painter.drawText(folder_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, folder)
+        self._paint_folder_and_facts(painter, option, QRect(area.left(), area.top() + line, area.width(), line), hit, index)
         snippet_rect = QRect(area.left(), area.top() + 2 * line + 4, area.width(), line * _SNIPPET_LINES + 2)
         self._paint_snippet(painter, option, snippet_rect, hit, index)
         painter.restore()
+
+    def _paint_folder_and_facts(self, painter, option, rect: QRect, hit: DocumentHit, index: QModelIndex) -> None:
+        """The folder on the left (elided in the middle), date and size on the right."""
+        metrics = QFontMetrics(option.font)
+        facts = card_facts(index.data(QtResultsModel.ModifiedRole), index.data(QtResultsModel.SizeRole))
+        facts_w = metrics.horizontalAdvance(facts)
+        painter.drawText(rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, facts)
+        folder_w = max(0, rect.width() - facts_w - 12)
+        folder = metrics.elidedText(str(Path(hit.path).parent), Qt.TextElideMode.ElideMiddle, folder_w)
+        painter.drawText(QRect(rect.left(), rect.top(), folder_w, rect.height()),
+                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, folder)
 
     def _paint_title(self, painter, option, rect: QRect, hit: DocumentHit) -> None:
         font = QFont(option.font)
@@ -171,10 +201,16 @@ class QtResultDelegate(QStyledItemDelegate):
 
 
 class QtResultsView(QListView):
-    """A list of result cards; Enter or double click opens, selection shows the preview."""
+    """A list of result cards; Enter or double click opens, selection shows the preview.
+
+    The right-click menu (or the Menu key) acts on the card under it: Open, Show in
+    folder, Copy path, Copy passage, Forget this document.
+    """
 
     activated_hit = Signal(object)  # DocumentHit to open
     current_hit_changed = Signal(object)  # DocumentHit or None
+    show_in_folder_requested = Signal(str)  # path
+    forget_requested = Signal(str)  # path of a document to drop from the index
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -188,6 +224,8 @@ class QtResultsView(QListView):
         self.setMouseTracking(True)
         self.setToolTip("Search results, best first. Enter or double click opens the file.")
         self.activated.connect(lambda index: self.activated_hit.emit(index.data(QtResultsModel.HitRole)))
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._show_context_menu)
 
     def setModel(self, model) -> None:
         super().setModel(model)
@@ -226,6 +264,29 @@ class QtResultsView(QListView):
             return
         super().keyPressEvent(event)
 
+    def context_menu(self, index: QModelIndex) -> QMenu | None:
+        """The menu for the card at `index` (made current first); None off the cards."""
+        if not index.isValid():
+            return None
+        self.setCurrentIndex(index)
+        hit: DocumentHit = index.data(QtResultsModel.HitRole)
+        menu = QMenu(self)
+        menu.setObjectName("resultMenu")
+        menu.addAction("Open", lambda: self.activated_hit.emit(hit))
+        menu.addAction("Show in folder", lambda: self.show_in_folder_requested.emit(hit.path))
+        menu.addSeparator()
+        menu.addAction("Copy path", lambda: QGuiApplication.clipboard().setText(hit.path))
+        copy_passage = menu.addAction("Copy passage", lambda: QGuiApplication.clipboard().setText(hit.best.text))
+        copy_passage.setEnabled(bool(hit.passages))
+        menu.addSeparator()
+        menu.addAction("Forget this document", lambda: self.forget_requested.emit(hit.path))
+        return menu
+
+    def _show_context_menu(self, pos) -> None:
+        menu = self.context_menu(self.indexAt(pos) if self.indexAt(pos).isValid() else self.currentIndex())
+        if menu is not None:
+            menu.exec(self.viewport().mapToGlobal(pos))
+
     def _select_first(self, *args) -> None:
         model = self.model()
         if model.rowCount() and not self.currentIndex().isValid():
@@ -235,3 +296,33 @@ class QtResultsView(QListView):
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         self.current_hit_changed.emit(current.data(QtResultsModel.HitRole) if current.isValid() else None)
+
+
+class QtResultsPane(QWidget):
+    """The results list under a "Sort by" choice (relevance, date, name, path, size).
+
+    >>> pane = QtResultsPane(); pane.view.setModel(language_filter)
+    >>> pane.sort.currentTextChanged.connect(language_filter.set_sort_key)
+    """
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.view = QtResultsView()
+        self.sort = QComboBox()
+        self.sort.setObjectName("resultsSort")
+        self.sort.setToolTip("Order of the results: best match first, or by date, name, folder or size")
+        for label, _role, _order in SORT_KEYS:
+            self.sort.addItem(label)
+        label = QLabel("Sort by")
+        label.setObjectName("hint")
+        label.setBuddy(self.sort)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addStretch(1)
+        row.addWidget(label)
+        row.addWidget(self.sort)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addLayout(row)
+        layout.addWidget(self.view, 1)

@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QSettings, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QCompleter, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QVBoxLayout, QWidget
 
+from app.gui.qt_languages import language_label
 from app.gui.qt_theme import icon, set_icon
 
 DEBOUNCE_MS = 150
@@ -21,16 +22,24 @@ RECENT_MAX = 20
 FILE_TYPES = ("pdf", "docx", "odt", "epub", "html", "txt", "md", "rst", "csv")
 
 
+def language_item_text(code: str, count: int) -> str:
+    """Example: language_item_text("el", 3) == "Greek · el (3)"."""
+    return f"{language_label(code).replace(f' ({code})', f' · {code}')} ({count})"
+
+
 class QtSearchBar(QWidget):
     """The query field and the language / folder / file type filters.
 
     Signals:
         search_requested(): the query or a filter that narrows the search changed.
+        open_requested(): Enter on a query whose results are already shown: open the
+            selected result (Enter while the debounce waits searches at once instead).
         language_changed(str): the language facet changed ('' for all); no new search.
         navigate(int): Up (-1) or Down (+1) typed in the field, for the results list.
     """
 
     search_requested = Signal()
+    open_requested = Signal()
     language_changed = Signal(str)
     navigate = Signal(int)
 
@@ -41,14 +50,21 @@ class QtSearchBar(QWidget):
         self.field.setObjectName("searchField")
         self.field.setPlaceholderText("Search your documents by meaning, in any language  (Ctrl+F)")
         self.field.setClearButtonEnabled(True)
-        self.field.setToolTip("Type a question or a few words; results update as you type, Enter searches at once")
+        self.field.setToolTip(
+            "Type a question or a few words; results update as you type.\n"
+            "Up/Down pick a result, Enter opens it, Tab moves to the results.\n"
+            "Down in the empty field lists earlier searches."
+        )
         self._search_action = self.field.addAction(icon("search"), QLineEdit.ActionPosition.LeadingPosition)
         set_icon(self._search_action, "search")
         self.field.installEventFilter(self)
         self._recent = QStringListModel(self.recent_queries(), self)
         completer = QCompleter(self._recent, self)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        completer.setCompletionMode(QCompleter.CompletionMode.InlineCompletion)
+        # a list of matching earlier queries while typing; Down in the empty field shows all
+        completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        completer.setMaxVisibleItems(RECENT_MAX)
         self.field.setCompleter(completer)
         self.debounce = QTimer(self)
         self.debounce.setSingleShot(True)
@@ -65,6 +81,8 @@ class QtSearchBar(QWidget):
         for ext in FILE_TYPES:
             self.file_type.addItem(ext.upper(), ext)
         self.file_type.currentIndexChanged.connect(lambda _i: self.search_requested.emit())
+        for combo in (self.language, self.folder, self.file_type):
+            combo.installEventFilter(self)  # Up/Down open the list instead of changing the filter
         self.set_language_counts({})
         self.set_folders([])
         self.count_label = QLabel("")
@@ -112,9 +130,9 @@ class QtSearchBar(QWidget):
         self.language.clear()
         self.language.addItem(f"All languages ({sum(counts.values())})", "")
         for language, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            self.language.addItem(f"{(language or '?').upper()} ({count})", language)
+            self.language.addItem(language_item_text(language, count), language)
         if keep and keep not in counts:
-            self.language.addItem(f"{keep.upper()} (0)", keep)  # a choice with no hits now stays visible
+            self.language.addItem(language_item_text(keep, 0), keep)  # a choice with no hits now stays visible
         self.language.setCurrentIndex(max(0, self.language.findData(keep)))
         self.language.blockSignals(False)
 
@@ -156,13 +174,32 @@ class QtSearchBar(QWidget):
     # -- keys ------------------------------------------------------------------------
 
     def _on_enter(self) -> None:
+        pending = self.debounce.isActive()
         self.debounce.stop()
-        self.search_requested.emit()
         self.remember_query()
+        if pending:
+            self.search_requested.emit()
+        else:
+            self.open_requested.emit()
+
+    def show_history(self) -> bool:
+        """Pops up every remembered query; False when there is none."""
+        completer = self.field.completer()
+        if not self._recent.rowCount():
+            return False
+        completer.setCompletionPrefix("")
+        completer.complete()
+        return True
 
     def eventFilter(self, watched, event) -> bool:
+        if (isinstance(watched, QComboBox) and event.type() == QEvent.Type.KeyPress
+                and event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down)):
+            watched.showPopup()  # a filter changes only by a choice made in its list
+            return True
         if watched is self.field and event.type() == QEvent.Type.KeyPress:
             if event.key() == Qt.Key.Key_Down:
+                if not self.field.text() and self.show_history():
+                    return True
                 self.navigate.emit(1)
                 return True
             if event.key() == Qt.Key.Key_Up:

@@ -4,7 +4,8 @@
     >>> dialog.model_activation_requested.connect(window.switch_model)
     >>> dialog.exec()
 
-Choosing a model only asks the window to run `library.switch_model(name)` in the
+Choosing a model first says what it will re-encode and how long that may take
+(`qt_model_switch`), then asks the window to run `library.switch_model(name)` in the
 background; device and database URL are saved with engine.config.save_settings and
 apply the next time the library opens.
 """
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui import qt_files
+from app.gui.qt_model_switch import confirm_model_switch
 from app.gui.qt_models import QtModelsTableModel
 from engine.config import load_settings, save_settings
 
@@ -74,7 +76,7 @@ class QtSettingsDialog(QDialog):
         self.library = library
         self.paths = library.paths
         self.setWindowTitle("Settings")
-        self.setMinimumWidth(720)
+        self.setMinimumWidth(820)
         saved = load_settings(self.paths)
         layout = QVBoxLayout(self)
         layout.addWidget(self._models_box())
@@ -102,7 +104,12 @@ class QtSettingsDialog(QDialog):
         self.models_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.models_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.models_view.verticalHeader().hide()
-        self.models_view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header = self.models_view.horizontalHeader()
+        # names, dimensions and sources are read whole; the language list takes what is left
+        for column in range(self.models.columnCount()):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.models_view.setWordWrap(False)
         self.models_view.selectionModel().selectionChanged.connect(lambda *_: self._update_use_button())
         self.use_button = QPushButton("Use this model")
         self.use_button.setToolTip(
@@ -176,8 +183,10 @@ class QtSettingsDialog(QDialog):
         self.use_button.setEnabled(bool(name) and name != self.models.active)
 
     def _use_selected(self) -> None:
+        from engine.models import get_manifest
+
         name = self.selected_model()
-        if name:
+        if name and confirm_model_switch(self, self.library.status(), get_manifest(name, self.paths)):
             self.model_activation_requested.emit(name)
             self.use_button.setEnabled(False)
             self.error.setText(f"Re-encoding with {name} in the background; searches keep working meanwhile.")

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.gui import qt_files
 from trainer.config import FIELD_HELP, POOLINGS, TrainConfig
 
 log = logging.getLogger(__name__)
@@ -161,11 +162,11 @@ class QtCorpusPage(QWizardPage):
         return corpus is not None and corpus.stats.kept > 0
 
     def _choose_files(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(self, "Training documents")
+        files, _ = QFileDialog.getOpenFileNames(self, "Training documents", str(qt_files.documents_folder()))
         self.add_paths(files)
 
     def _choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Training documents")
+        folder = QFileDialog.getExistingDirectory(self, "Training documents", str(qt_files.documents_folder()))
         if folder:
             self.add_paths([folder])
 

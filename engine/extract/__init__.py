@@ -6,7 +6,8 @@ Example:
     ('md', 'Keeping bees', None)
 
 The format is chosen by content first (a PDF named `.txt` is read as a PDF) and by
-extension among the plain-text formats. Every failure is a typed `ExtractionError`
+extension among the plain-text formats; a file whose extension names no format
+(`LICENSE`, `corpus.de`) is read as text when its content is text. Every failure is a typed `ExtractionError`
 subclass whose `reason` is a short sentence for the user.
 """
 
@@ -44,7 +45,7 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 EXTENSION_FORMATS = {
     ".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".rst": "rst",
     ".csv": "csv", ".html": "html", ".htm": "html", ".xhtml": "html", ".pdf": "pdf",
-    ".docx": "docx", ".odt": "odt", ".epub": "epub",
+    ".docx": "docx", ".odt": "odt", ".epub": "epub", ".po": "po", ".pot": "po",
 }
 SUPPORTED_EXTENSIONS = frozenset(EXTENSION_FORMATS)
 TEXT_FORMATS = frozenset({"txt", "md", "rst", "csv"})
@@ -96,13 +97,29 @@ def _choose_format(path: Path, data: bytes) -> str:
             raise CorruptDocumentError(path, f"not a valid {by_extension.upper()} file (not a zip archive)")
         return by_extension  # its extractor explains what is wrong with the archive
     if by_extension is None:
-        shown = path.suffix or "(no extension)"
-        raise UnsupportedFormatError(path, f"unsupported file type {shown}")
+        return _sniffed_format(path, by_content)
     if by_content is None:
         raise ExtractionError(path, BINARY_REASON)
     if by_content == "html" and by_extension == "txt":
         return "html"
     return by_extension
+
+
+def _sniffed_format(path: Path, by_content: str | None) -> str:
+    """A file whose name says nothing we know (LICENSE, corpus.de): text content is read as text."""
+    if by_content in ("txt", "html"):
+        return by_content
+    raise UnsupportedFormatError(path, unsupported_reason(path))
+
+
+def unsupported_reason(path: Path) -> str:
+    """Why a file with an unknown extension and no text content is not read.
+
+    Example: unsupported_reason(Path("messages.mo")) == "not a supported format: .mo"
+    """
+    if Path(path).suffix:
+        return f"not a supported format: {Path(path).suffix.lower()}"
+    return "not a supported format: binary content, no extension"
 
 
 def _run_extractor(path: Path, data: bytes, fmt: str) -> ExtractedText:
@@ -111,6 +128,10 @@ def _run_extractor(path: Path, data: bytes, fmt: str) -> ExtractedText:
         from engine.extract.text_file import extract_text_file
 
         return extract_text_file(path, data, fmt)
+    if fmt == "po":
+        from engine.extract.po_file import extract_po_file
+
+        return extract_po_file(path, data)
     if fmt == "html":
         from engine.extract.html_file import extract_html_file
 

@@ -11,7 +11,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-FORMATS = ("txt", "md", "rst", "csv", "html", "pdf", "docx", "odt", "epub")
+FORMATS = ("txt", "md", "rst", "csv", "po", "html", "pdf", "docx", "odt", "epub")
 
 # C0/C1 control characters that are not whitespace; they carry no text. (The whitespace
 # ones, such as tab, VT, the separators \x1c-\x1f and NEL, become spaces.)

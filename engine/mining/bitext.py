@@ -108,6 +108,17 @@ class MiningResult:
     aligned: bool = False  # pairs come from ordered alignment rather than mining
     increasing: float = 0.0  # share of mined pairs in document order (see should_align)
     threshold: float = 0.0  # applied to the scores; -inf for aligned beads without one set
+    # distinct sentences on each side: duplicates are encoded once, so the encoding
+    # progress counts these, and a summary must show both figures to add up
+    n_src_distinct: int = 0
+    n_tgt_distinct: int = 0
+
+    def sentences_text(self) -> str:
+        """Example: "80 and 80 sentences (79 and 79 distinct)"."""
+        text = f"{self.n_src} and {self.n_tgt} sentences"
+        if (self.n_src_distinct, self.n_tgt_distinct) not in ((0, 0), (self.n_src, self.n_tgt)):
+            text += f" ({self.n_src_distinct} and {self.n_tgt_distinct} distinct)"
+        return text
 
 
 @dataclass(frozen=True)
@@ -163,21 +174,40 @@ def looks_like_one_sentence_per_line(lines: Sequence[str], language: str | None 
     return single >= 0.9 * len(sample)
 
 
+def is_plain_text_file(path: Path) -> bool:
+    """True for .txt/.tsv, and for text under any name no other format claims.
+
+    Example: is_plain_text_file(Path("train.de")) is True  # Moses-style corpus names
+    """
+    from engine.extract import SUPPORTED_EXTENSIONS, sniff_format
+
+    suffix = path.suffix.lower()
+    if suffix in LINE_FILE_SUFFIXES:
+        return True
+    if suffix in SUPPORTED_EXTENSIONS:
+        return False
+    try:
+        return sniff_format(path) == "txt"
+    except OSError:
+        return False  # extraction then says what is wrong with the path
+
+
 def read_sentences(path: Path, lines: bool | None = None, language: str | None = None) -> list[str]:
     """The sentences of a document, in order (duplicates kept).
 
-    `lines`: True reads .txt/.tsv one sentence per line; None does so when the file looks
-    like one (always for .tsv); False always extracts and segments.
+    `lines`: True reads plain-text files (`is_plain_text_file`) one sentence per line;
+    None does so when the file looks like one (always for .tsv); False always extracts
+    and segments.
     """
     from engine.segment import split_sentences
 
     path = Path(path)
-    if lines is not False and path.suffix.lower() in LINE_FILE_SUFFIXES:
+    if lines is not False and is_plain_text_file(path):
         found = read_lines(path)
         if lines or path.suffix.lower() == ".tsv" or looks_like_one_sentence_per_line(found, language):
             return found
     elif lines:
-        raise InputError(f"{path}: --lines reads only .txt or .tsv files")
+        raise InputError(f"{path}: --lines reads only plain-text files (.txt, .tsv, corpus.de, ...)")
     from engine.extract import extract
 
     text = extract(path).text
@@ -237,6 +267,7 @@ def iter_mine_sentences(
     # Duplicates are encoded and mined once; pairs point at each text's first occurrence.
     src_unique, src_inverse = unique(src_sentences)
     tgt_unique, tgt_inverse = unique(tgt_sentences)
+    # progress counts distinct sentences; MiningResult.sentences_text() names both figures
     src_vecs = yield from _encode_steps(encoder, src_unique, "encode source")
     tgt_vecs = yield from _encode_steps(encoder, tgt_unique, "encode target")
     steps = neighbours_steps(src_vecs, tgt_vecs, options.k, options.search)
@@ -270,9 +301,18 @@ def iter_mine_sentences(
         ]
     result = MiningResult(
         tuple(pairs), src_lang, tgt_lang, len(src_sentences), len(tgt_sentences),
-        aligned, increasing, threshold,
+        aligned, increasing, threshold, len(src_unique), len(tgt_unique),
     )
     yield MiningFinished(result)
+
+
+def stage_label(stage: str) -> str:
+    """Example: stage_label("encode source") == "encode source (distinct sentences)".
+
+    Repeated sentences are encoded once, so the encoding stages count fewer than the
+    sentences read; the label says so, and the summary gives both figures.
+    """
+    return f"{stage} (distinct sentences)" if stage in ("encode source", "encode target") else stage
 
 
 def _first_positions(inverse: np.ndarray, n_unique: int) -> np.ndarray:

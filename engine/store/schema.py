@@ -119,3 +119,13 @@ class Vector(Base):
 
 
 Index("ix_vectors_passage", Vector.passage_id)
+
+
+class Exclusion(Base):
+    """A file or folder inside a root that the user forgot: scans of the root pass it by."""
+
+    __tablename__ = "exclusions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    path: Mapped[str] = mapped_column(String(4096), unique=True)
+    added_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -20,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from engine.errors import StoreError
+from engine.store.exclusions import ExclusionsMixin
 from engine.store.schema import Document, IndexGeneration, Passage, Root, Vector
 
 log = logging.getLogger(__name__)
@@ -119,7 +120,7 @@ def _generation_info(row: IndexGeneration) -> GenerationInfo:
     return GenerationInfo(row.id, row.model_name, row.dim, row.status, row.version)
 
 
-class Store:
+class Store(ExclusionsMixin):
     """Roots, documents, passages and per-generation vectors in one SQL database."""
 
     def __init__(self, engine: Engine):
@@ -130,8 +131,7 @@ class Store:
     def open(cls, url: str) -> Store:
         """Connects and migrates to the newest schema; StoreError on failure."""
         try:
-            if url.startswith("sqlite:///"):
-                Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            _check_sqlite_folder(url)
             engine = create_engine(url)
             if engine.dialect.name == "sqlite":
                 _enable_sqlite_pragmas(engine)
@@ -472,6 +472,15 @@ class Store:
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
             yield ids, vectors.astype(np.float32, copy=False)
             last = int(ids[-1])
+
+
+def _check_sqlite_folder(url: str) -> None:
+    """A mistyped --db path must fail, not create folders wherever it points."""
+    if not url.startswith("sqlite:///") or url in ("sqlite:///", "sqlite:///:memory:"):
+        return
+    folder = Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent
+    if not folder.is_dir():
+        raise StoreError(f"cannot open the database {_safe_url(url)}: the folder {folder} does not exist")
 
 
 def _safe_url(url: str) -> str:

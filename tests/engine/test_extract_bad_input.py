@@ -175,10 +175,23 @@ def test_truncated_epub(tmp_path):
 
 
 def test_unsupported_extension(tmp_path):
-    (tmp_path / "table.xlsx").write_text("a,b")
-    assert_fails(tmp_path / "table.xlsx", UnsupportedFormatError, "unsupported file type .xlsx")
-    (tmp_path / "Makefile").write_text("all:")
-    assert_fails(tmp_path / "Makefile", UnsupportedFormatError, "unsupported file type (no extension)")
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "table.xlsx", "w") as zf:
+        zf.writestr("xl/workbook.xml", "<workbook/>")
+    assert_fails(tmp_path / "table.xlsx", UnsupportedFormatError, "not a supported format: .xlsx")
+    (tmp_path / "messages.mo").write_bytes(b"\xde\x12\x04\x95" + bytes(range(256)) * 4)
+    assert_fails(tmp_path / "messages.mo", UnsupportedFormatError, "not a supported format: .mo")
+    (tmp_path / "blob").write_bytes(bytes(range(256)) * 4)
+    assert_fails(tmp_path / "blob", UnsupportedFormatError, "not a supported format: binary content, no extension")
+
+
+def test_text_without_a_known_extension_is_read_as_text(tmp_path):
+    (tmp_path / "LICENSE").write_text("Permission is hereby granted, free of charge.\n")
+    (tmp_path / "corpus.de").write_bytes("Grüße aus Köln.\nDas Wetter ist schön.\n".encode("cp1252"))
+    assert extract(tmp_path / "LICENSE").text == "Permission is hereby granted, free of charge."
+    got = extract(tmp_path / "corpus.de")
+    assert (got.format, got.text) == ("txt", "Grüße aus Köln.\nDas Wetter ist schön.")
 
 
 @pytest.mark.slow

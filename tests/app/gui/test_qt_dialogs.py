@@ -42,6 +42,7 @@ def library(babelfind_home):
 
 def test_settings_lists_registry_models_and_asks_to_switch(qtbot, library, monkeypatch):
     monkeypatch.setattr(qt_settings, "detected_providers", lambda: ["CPUExecutionProvider"])
+    monkeypatch.setattr(qt_settings, "confirm_model_switch", lambda parent, status, manifest: True)
     dialog = QtSettingsDialog(library)
     qtbot.addWidget(dialog)
     rows = {dialog.models.item(r).name: r for r in range(dialog.models.rowCount())}
@@ -116,3 +117,75 @@ def test_themes_switch_palette_and_are_remembered(qtbot, library):
     finally:
         window.shutdown()
         apply_theme(app, "light")
+
+
+def _index_two_languages(library, tmp_path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "bees.txt").write_text("Honey bees collect nectar from the flowers in the garden every summer.")
+    (corpus / "bienen.txt").write_text("Die Bienen sammeln im Sommer den Nektar von den Blumen im Garten.")
+    (corpus / "abeilles.txt").write_text("Les abeilles récoltent le nectar des fleurs du jardin chaque été.")
+    for _ in library.index_paths([corpus]):
+        pass
+
+
+def _answer_confirmation(qtbot, button_text: str, seen: list[str]) -> None:
+    """Reads the model-switch question once it is up, then clicks `button_text`."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    def answer():
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, answer)
+            return
+        seen.append(box.text() + "\n" + box.informativeText())
+        next(b for b in box.buttons() if b.text().replace("&", "") == button_text).click()
+
+    QTimer.singleShot(0, answer)
+
+
+def test_switching_to_an_english_only_model_asks_and_warns(qtbot, library, tmp_path):
+    _install_manifest(library.paths, "english-only", 384, ("en",), "https://example.org/en", "MIT")
+    _index_two_languages(library, tmp_path)
+    dialog = QtSettingsDialog(library)
+    qtbot.addWidget(dialog)
+    rows = {dialog.models.item(r).name: r for r in range(dialog.models.rowCount())}
+    dialog.models_view.selectRow(rows["english-only"])
+    seen: list[str] = []
+    _answer_confirmation(qtbot, "Cancel", seen)
+    with qtbot.assertNotEmitted(dialog.model_activation_requested):
+        dialog.use_button.click()
+    status = library.status()
+    text = seen[0]
+    assert text.startswith("Switch to english-only?")
+    assert f"{status.documents:,} documents, {status.passages:,} passages" in text
+    assert "may take" in text and "searches keep using test-words" in text
+    assert "english-only was trained on English only" in text
+    assert "German (de)" in text and "French (fr)" in text
+    assert dialog.use_button.isEnabled()  # nothing started
+    _answer_confirmation(qtbot, "Re-encode", seen)
+    with qtbot.waitSignal(dialog.model_activation_requested) as asked:
+        dialog.use_button.click()
+    assert asked.args == ["english-only"]
+
+
+def test_a_multilingual_target_gets_no_language_warning(library, tmp_path):
+    from app.gui.qt_model_switch import switch_plan, uncovered_languages
+    from engine.models import get_manifest
+
+    _install_manifest(library.paths, "many", 384, ("en", "de", "fr"), "https://example.org/many", "MIT")
+    _index_two_languages(library, tmp_path)
+    plan = switch_plan(library.status(), get_manifest("many", library.paths))
+    assert plan.warning is None and "3 documents" in plan.summary
+    assert uncovered_languages({"en": 2, "de": 1}, ()) == {}  # languages not stated: no claim made
+
+
+def test_settings_model_columns_are_not_cut_off(qtbot, library):
+    dialog = QtSettingsDialog(library)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    view, header = dialog.models_view, dialog.models_view.horizontalHeader()
+    for column in (0, 2, 3):  # name, dimension, source are read whole
+        assert header.sectionSize(column) >= view.sizeHintForColumn(column), column
+    assert sum(header.sectionSize(c) for c in range(4)) <= view.viewport().width() + 1

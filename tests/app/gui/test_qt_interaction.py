@@ -12,6 +12,7 @@ from PySide6.QtTest import QTest
 
 from app.gui import qt_files
 from app.gui.qt_main_window import QtMainWindow
+from app.gui.qt_search_bar import language_item_text
 
 CORPUS = {
     "en/bees.txt": "Honey bees collect nectar from flowers. The hive stores honey for the winter.",
@@ -33,8 +34,8 @@ def indexed(qtbot, window, tmp_path):
 @pytest.fixture
 def opened(monkeypatch):
     calls: list[tuple[str, str]] = []
-    monkeypatch.setattr(qt_files, "open_file", lambda p: calls.append(("open", str(p))))
-    monkeypatch.setattr(qt_files, "show_in_folder", lambda p: calls.append(("folder", str(p))))
+    monkeypatch.setattr(qt_files, "open_file", lambda p: calls.append(("open", str(p))) or True)
+    monkeypatch.setattr(qt_files, "show_in_folder", lambda p: calls.append(("folder", str(p))) or True)
     return calls
 
 
@@ -76,7 +77,8 @@ def test_language_facet_counts_and_filters_the_results(qtbot, window, indexed):
     labels = {combo.itemData(i): combo.itemText(i) for i in range(combo.count())}
     assert labels[""] == f"All languages ({len(hits)})"
     for language, count in by_language.items():
-        assert labels[language] == f"{language.upper()} ({count})"
+        assert labels[language] == language_item_text(language, count)
+    assert labels["de"].startswith("German · de (")
     assert "de" in by_language and "en" in by_language
     combo.setCurrentIndex(combo.findData("de"))
     shown = [window.results.model().index(r, 0).data(window.results_model.HitRole) for r in range(window.results.model().rowCount())]
