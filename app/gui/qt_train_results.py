@@ -45,6 +45,16 @@ def eta_text(seconds: float) -> str:
     return f"about {seconds / 3600:.1f} h left"
 
 
+def _data_text(started) -> str:
+    """What the run learns from, for the status line."""
+    parts = []
+    if started.pairs is not None:
+        parts.append(f"{started.pairs.kept - started.pairs.held_out:,} translation pairs")
+    if started.corpus is not None:
+        parts.append(f"{started.corpus.kept:,} sentences")
+    return " and ".join(parts)
+
+
 def score_rows(before: dict | None, after: dict) -> list[tuple[str, str, str]]:
     """(measure, before, after) rows of two STS report dicts (`StsReport.to_dict`)."""
     def fmt(report, key, task=None, digits=2):
@@ -138,13 +148,13 @@ class QtRunPage(QWizardPage):
             self.progress.setRange(0, event.total_steps)
             self.status.setText(f"Training {Path(c.base).name} ({c.pooling}) on {event.device}: "
                                 f"{event.total_steps:,} steps of {c.batch_size} sentences, "
-                                f"{event.corpus.kept:,} sentences.")
+                                f"{_data_text(event)}.")
         elif isinstance(event, TrainStep):
             self.progress.setValue(event.step)
             self.loss_plot.add_point(event.step, event.loss)
             self.eta.setText(f"step {event.step:,} / {event.total:,}, {eta_text(event.eta_s)}")
         elif isinstance(event, TrainEval):
-            self.dev_plot.add_point(event.step, event.stsb_dev_spearman)
+            self.dev_plot.add_point(event.step, event.score)
         elif isinstance(event, TrainWarning):
             self.messages.setText(event.message)
 
@@ -153,7 +163,7 @@ class QtRunPage(QWizardPage):
 
         if isinstance(last, TrainFinished):
             self.wizard().finished = last
-            dev = "" if last.best_dev_spearman is None else f", STS-B dev {last.best_dev_spearman:.2f}"
+            dev = "" if last.best_score is None else f", {last.metric} {last.best_score:.2f}"
             self.status.setText(f"Done: {last.steps:,} steps; the best checkpoint is step {last.best_step:,}{dev}.")
             self.eta.setText("")
 
