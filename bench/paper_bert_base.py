@@ -99,7 +99,7 @@ def main(argv=None) -> int:
         if isinstance(event, TrainStep) and event.step % 250 == 0:
             print(f"step {event.step}/{event.total} loss {event.loss:.4f} eta {event.eta_s / 60:.0f} min")
         elif isinstance(event, TrainEval):
-            print(f"step {event.step}: STS-B dev {event.stsb_dev_spearman:.2f} (best {event.best_spearman:.2f})")
+            print(f"step {event.step}: STS-B dev {event.score:.2f} (best {event.best_score:.2f})")
         elif isinstance(event, TrainFinished):
             finished = event
     model = SentenceModel.load(finished.best_checkpoint / "model", "cls_mlp").cuda().eval()

@@ -43,6 +43,16 @@ def tiny_training_inputs(folder: Path, sentences: int = 32, seed: int = 0) -> tu
     return model, corpus
 
 
+def tiny_translations(n: int, seed: int = 5) -> list[tuple[float, str, str]]:
+    """`n` made-up translation pairs as the finder writes them: (score, source, target),
+    the target being the source with every word swapped for its fixed counterpart."""
+    rng = random.Random(1)
+    counterparts = list(WORDS)
+    rng.shuffle(counterparts)
+    mapping = dict(zip(WORDS, counterparts))
+    return [(1.0, s, " ".join(mapping[w] for w in s.split())) for s in make_sentences(n, seed)]
+
+
 def tiny_config(model: Path, corpus: Path, out_dir: Path, **changes):
     """A TrainConfig that trains the tiny BERT fast on CPU (large lr, batch 8)."""
     from trainer.config import TrainConfig

@@ -31,6 +31,11 @@ class TrainConfig:
     collection: str | None = None  # or an indexed collection (root path or its folder name)
     one_per_line: bool | None = None  # corpus .txt files hold one sentence a line; None: guess
     out_dir: Path = Path("mixcse-run")  # checkpoints, best model and run log go here
+    # -- translation pairs (training across languages) ----------------------------------------
+    pairs: tuple[str, ...] = ()  # TSV/TMX files of the parallel-sentence finder: positives
+    pair_holdout: float = 0.1  # share of pairs (20 to 2,000) kept apart to score the model
+    pair_min_score: float | None = None  # drop pairs the finder scored below this margin
+    mono_weight: float = 1.0  # with pairs AND a corpus: weight of the corpus's dropout views
     # -- the paper's hyper-parameters -------------------------------------------------------
     lam: float | None = 0.2  # mixing weight of the positive in a mixed negative; None: SimCSE
     tau: float = 0.05  # softmax temperature of the contrastive loss
@@ -68,6 +73,10 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.corpus and self.collection:
             raise InputError("give a corpus or a collection, not both")
+        if not 0.0 <= self.pair_holdout < 1.0:
+            raise InputError(f"pair_holdout must be in [0, 1), got {self.pair_holdout}")
+        if not self.mono_weight >= 0:
+            raise InputError(f"mono_weight must be >= 0, got {self.mono_weight}")
         if self.lam is not None and not 0.0 < self.lam < 1.0:
             raise InputError(f"lambda must be in (0, 1), got {self.lam}")
         if not self.tau > 0:
@@ -99,16 +108,29 @@ class TrainConfig:
     def save_steps(self) -> int:
         return self.checkpoint_steps or self.eval_steps
 
+    @property
+    def uses_corpus(self) -> bool:
+        return bool(self.corpus or self.collection)
+
+    @property
+    def loss_weights(self) -> tuple[float, ...]:
+        """Weight of each contrastive term per step: pairs and/or the corpus's dropout views."""
+        if not self.pairs:
+            return (1.0,)
+        return (1.0, self.mono_weight) if self.uses_corpus and self.mono_weight > 0 else (1.0,)
+
     def loss_bound(self) -> float:
-        """Largest loss unit vectors allow: log(#logits) + 2/tau, plus 1 of slack."""
+        """Largest loss unit vectors allow: log(#logits) + 2/tau per term, plus 1 of slack."""
         import math
 
         logits = (3 if self.lam is not None else 2) * self.micro_batch
-        return self.max_loss if self.max_loss is not None else math.log(logits) + 2 / self.tau + 1
+        one = math.log(logits) + 2 / self.tau
+        return self.max_loss if self.max_loss is not None else one * sum(self.loss_weights) + 1
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data["corpus"] = list(self.corpus)
+        data["pairs"] = list(self.pairs)
         data["out_dir"] = str(self.out_dir)
         return data
 
@@ -120,6 +142,7 @@ class TrainConfig:
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["corpus"] = tuple(kwargs.get("corpus", ()))
+        kwargs["pairs"] = tuple(kwargs.get("pairs", ()))
         kwargs["out_dir"] = Path(kwargs.get("out_dir", "mixcse-run"))
         return cls(**kwargs)
 
@@ -146,6 +169,7 @@ FIELD_HELP = {
     "pooling": "how a sentence vector is read out: [CLS] (+ MLP while training) or the mean",
     "device": "where training runs: a CUDA GPU when there is one, else the CPU",
     "seed": "the same seed and settings repeat a run exactly",
+    "pairs": "translation pairs (TSV or TMX from Find parallel sentences) to learn from",
     "lam": "advanced: share of the positive in each mixed hard negative (0.2 in the paper)",
     "tau": "advanced: temperature; lower makes the model separate sentences more sharply",
 }

@@ -195,22 +195,13 @@ def _document_sentences(path: Path) -> Iterator[str]:
 
 def collection_sentences(collection: str, db_url: str | None = None) -> Iterator[str]:
     """Sentences of the stored passages of one indexed root (by path or folder name)."""
-    from sqlalchemy import select
-
     from engine.config import data_paths
     from engine.segment import split_sentences
     from engine.store import Store
-    from engine.store.schema import Document, Passage
 
     store = Store.open(db_url or data_paths().db_url)
     try:
-        root_path = _find_root(store, collection)
-        prefix = root_path.rstrip("/") + "/"
-        query = (select(Passage.text, Passage.language).join(Document)
-                 .where((Document.path == root_path) | Document.path.startswith(prefix, autoescape=True))
-                 .order_by(Document.id, Passage.ordinal))
-        with store.session() as s:
-            rows = s.execute(query).all()
+        rows = store.passage_texts(_find_root(store, collection))
     finally:
         store.close()
     for text, language in rows:

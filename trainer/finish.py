@@ -54,7 +54,8 @@ def finish_training(finished, name: str, *, sts_dir: Path | None = None, sts_bef
     best_model = Path(finished.best_checkpoint) / "model"
     export_pooling = "mean" if config.pooling == "mean" else "cls"
     training = {"config": config.to_dict(), "best_step": finished.best_step,
-                "steps": finished.steps, "stsb_dev_spearman": finished.best_dev_spearman,
+                "steps": finished.steps, "metric": finished.metric, "best_score": finished.best_score,
+                "held_out_pairs": finished.held_out,
                 "transformers_dir": str(best_model.resolve()), "method": _method(config)}
     if sts_dir is not None:
         progress(0.0, "scoring the base model on STS")
@@ -83,7 +84,8 @@ def _max_length(folder: Path) -> int:
 
 
 def _method(config) -> str:
-    return "SimCSE" if config.lam is None else f"MixCSE (lambda {config.lam}, tau {config.tau})"
+    loss = "SimCSE" if config.lam is None else f"MixCSE (lambda {config.lam}, tau {config.tau})"
+    return f"{loss} on translation pairs" if config.pairs else loss
 
 
 def _base_manifest(config, paths: DataPaths):

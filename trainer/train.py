@@ -5,7 +5,12 @@
 
 Each optimiser step embeds the batch twice in one forward pass of ``[2n]`` rows (SimCSE's
 augmentation: `model.train()`, so each copy gets its own dropout mask) and applies
-`trainer.losses.mixcse_loss` to the two views. Closing the generator cancels the run at
+`trainer.losses.mixcse_loss` to the two views. With translation pairs (`config.pairs`)
+the two views are a sentence and its translation instead: the other pairs' translations
+are the negatives and MixCSE mixes its hard negatives from them, in both directions; a
+corpus given as well adds its dropout-view loss (weight `config.mono_weight`) so that
+similarity within one language does not drift. Pairs held out of training score the
+model at every evaluation when there is no STS data (`trainer.pair_eval`). Closing the generator cancels the run at
 the next step; the last checkpoint stays on disk and `train(config, resume=True)` continues
 from it (weights, optimiser, scheduler, RNG states, step and data order), bit-identical on
 CPU. A non-finite or impossible loss, or a non-finite gradient, stops the run with
@@ -32,10 +37,16 @@ from trainer.config import TrainConfig
 from trainer.corpus import Corpus, CorpusFilter, CorpusSource, CorpusStats, load_corpus
 from trainer.distributed import barrier, gather_with_grad, world
 from trainer.model import SentenceModel, resolve_base_model, torch_encode
+from trainer.pairs import PairFilter, PairSet, PairStats, load_pairs
 
 log = logging.getLogger(__name__)
 
 EVAL_MAX_LEN = 256  # STS sentences at evaluation are not cut to the training length
+STS_METRIC = "STS-B dev Spearman"
+PAIR_METRIC = "held-out translation retrieval"
+# Held-out corpus sentences: same-language distractors for the bias measure.
+HELD_OUT_SENTENCES = 1000
+HELD_OUT_FILE = "held_out.json"  # the base model's and the best checkpoint's pair scores
 
 
 class TrainingError(BabelfindError):
@@ -55,7 +66,8 @@ class TrainingDivergedError(TrainingError):
 @dataclass(frozen=True)
 class TrainStarted:
     config: TrainConfig  # resolved: pooling, prefix and device filled in
-    corpus: CorpusStats
+    corpus: CorpusStats | None  # None when training on translation pairs alone
+    pairs: PairStats | None
     total_steps: int
     steps_per_epoch: int
     start_step: int  # > 0 when resumed
@@ -75,11 +87,13 @@ class TrainStep:
 
 @dataclass(frozen=True)
 class TrainEval:
-    step: int
-    stsb_dev_spearman: float  # x 100
-    best_spearman: float
+    step: int  # 0: the base model, before any update
+    metric: str  # STS_METRIC or PAIR_METRIC
+    score: float  # x 100: Spearman, or top-1 retrieval accuracy in percent
+    best_score: float
     best_step: int
     is_best: bool
+    pairs: dict | None = None  # the full `PairReport` on held-out pairs, when there are some
 
 
 @dataclass(frozen=True)
@@ -97,10 +111,14 @@ class TrainWarning:
 class TrainFinished:
     best_checkpoint: Path  # OUT/best: model/ (transformers folder) [+ head.pt]
     best_step: int
-    best_dev_spearman: float | None  # None without STS data
+    best_score: float | None  # None without STS data or held-out pairs
+    metric: str | None
     steps: int
     run_dir: Path
     config: TrainConfig
+    # held-out pairs' PairReport of the base model and of the best checkpoint:
+    # {"base": {...}, "best": {...}}, or None when no pairs were held out
+    held_out: dict | None = None
 
 
 TrainEvent = TrainStarted | TrainStep | TrainEval | TrainCheckpoint | TrainWarning | TrainFinished
@@ -140,7 +158,47 @@ def resolve_config(config: TrainConfig, paths: DataPaths | None = None) -> tuple
 def corpus_for(config: TrainConfig, world_size: int = 1) -> Corpus:
     source = CorpusSource(tuple(config.corpus), config.collection, config.one_per_line)
     filt = CorpusFilter(config.min_chars, config.max_chars, config.min_words, config.max_words)
-    return load_corpus(source, filt, config.seed, min_sentences=2 * config.batch_size * world_size)
+    # with pairs driving the steps, the corpus only has to fill one batch of views
+    batches = 1 if config.pairs else 2
+    return load_corpus(source, filt, config.seed, min_sentences=batches * config.batch_size * world_size)
+
+
+def pairs_for(config: TrainConfig, world_size: int = 1) -> PairSet:
+    filt = PairFilter(min_chars=config.min_chars, max_chars=config.max_chars,
+                      min_score=config.pair_min_score)
+    return load_pairs(config.pairs, filt, config.seed, holdout=config.pair_holdout,
+                      min_pairs=2 * config.batch_size * world_size)
+
+
+@dataclass(frozen=True)
+class TrainData:
+    """What one run learns from: translation pairs, a corpus, or both (pairs drive the steps)."""
+
+    corpus: Corpus | None
+    pairs: PairSet | None
+    held_out_sentences: tuple[str, ...] = ()  # corpus sentences kept out, for the bias
+
+    @classmethod
+    def of(cls, corpus: Corpus | None, pairs: PairSet | None) -> TrainData:
+        if corpus is None and pairs is None:
+            raise InputError("give training sentences (a corpus or a collection), "
+                             "translation pairs, or both")
+        if corpus is None or pairs is None or not pairs.held_out:
+            return cls(corpus, pairs)
+        keep = min(HELD_OUT_SENTENCES, len(corpus.sentences) // 10)
+        held = corpus.sentences[:keep]
+        return cls(replace(corpus, sentences=corpus.sentences[keep:]), pairs, held)
+
+    @property
+    def size(self) -> int:
+        """Items per epoch: pairs when there are any, else corpus sentences."""
+        return len(self.pairs.train) if self.pairs else len(self.corpus.sentences)
+
+    def fingerprint(self) -> str:
+        sentences = list(self.corpus.sentences) if self.corpus else []
+        if self.pairs:
+            sentences += [side for pair in self.pairs.train for side in pair]
+        return fingerprint(sentences)
 
 
 def fingerprint(sentences: Sequence[str]) -> str:
@@ -175,16 +233,16 @@ def step_batch(order: np.ndarray, step: int, steps_per_epoch: int, batch: int) -
 class _Run:
     """State of one training run; `train` drives it and turns it into events."""
 
-    def __init__(self, config: TrainConfig, corpus: Corpus, weights: Path, resume: bool):
+    def __init__(self, config: TrainConfig, data: TrainData, weights: Path, resume: bool):
         self.rank, self.world_size = world()
-        self.config, self.corpus = config, corpus
+        self.config, self.data, self.corpus = config, data, data.corpus
         self.device = resolve_device(config.device)
         self.out = Path(config.out_dir)
         self.global_batch = config.batch_size * self.world_size
-        self.steps_per_epoch = len(corpus.sentences) // self.global_batch
+        self.steps_per_epoch = data.size // self.global_batch
         total = self.steps_per_epoch * config.epochs
         self.total = min(total, config.max_steps) if config.max_steps else total
-        self.fingerprint = fingerprint(corpus.sentences)
+        self.fingerprint = data.fingerprint()
         last = ckpt.latest_checkpoint(self.out) if resume else None
         if resume and last is None:
             raise InputError(f"nothing to resume in {self.out}: no complete checkpoint yet")
@@ -202,10 +260,13 @@ class _Run:
         if last:
             self._restore(last)
         self.last_checkpoint = last
+        self.held_out = _read_held_out(self.out) if last else {}
         self.ddp = self._wrap_ddp()
         self.loss_fn = make_loss(config)
         rng = np.random.default_rng(config.seed)
-        self.order = [rng.permutation(len(corpus.sentences)) for _ in range(config.epochs)]
+        self.order = [rng.permutation(data.size) for _ in range(config.epochs)]
+        self.mono_order = (rng.permutation(len(data.corpus.sentences))
+                           if data.pairs and data.corpus else None)
         self.warnings: list[str] = []
 
     def _restore(self, last: Path) -> None:
@@ -223,16 +284,37 @@ class _Run:
         ids = [torch.cuda.current_device()] if self.device == "cuda" else None
         return DistributedDataParallel(self.model, device_ids=ids)
 
-    def local_sentences(self, step: int) -> tuple[int, list[str]]:
+    def local_views(self, step: int) -> tuple[int, list[tuple[list[str], list[str]]]]:
+        """(epoch, this rank's (left, right) views of the step): the same sentences twice
+        (dropout views), or sources and their translations, plus the corpus's dropout
+        views when pairs and a corpus train together (`config.loss_weights` order)."""
         epoch, idx = step_batch(self.order, step, self.steps_per_epoch, self.global_batch)
-        mine = idx[self.rank * self.config.batch_size:(self.rank + 1) * self.config.batch_size]
-        return epoch, [self.config.text_prefix + self.corpus.sentences[i] for i in mine]
+        mine = self._mine(idx)
+        prefix = self.config.text_prefix
+        if not self.data.pairs:
+            sentences = [prefix + self.corpus.sentences[i] for i in mine]
+            return epoch, [(sentences, sentences)]
+        pairs = [self.data.pairs.train[i] for i in mine]
+        views = [([prefix + s for s, _ in pairs], [prefix + t for _, t in pairs])]
+        if len(self.config.loss_weights) > 1:
+            sentences = [prefix + self.corpus.sentences[i] for i in self._mine(self._mono_batch(step))]
+            views.append((sentences, sentences))
+        return epoch, views
 
-    def train_step(self, sentences: list[str]) -> float:
-        """One optimiser step over `sentences`, halving the micro-batch on CUDA OOM."""
+    def _mine(self, idx: np.ndarray) -> np.ndarray:
+        return idx[self.rank * self.config.batch_size:(self.rank + 1) * self.config.batch_size]
+
+    def _mono_batch(self, step: int) -> np.ndarray:
+        """The corpus's global batch for `step`, cycling through one permutation."""
+        per_pass = len(self.mono_order) // self.global_batch
+        position = step % per_pass
+        return self.mono_order[position * self.global_batch:(position + 1) * self.global_batch]
+
+    def train_step(self, views: list[tuple[list[str], list[str]]]) -> float:
+        """One optimiser step over `views`, halving the micro-batch on CUDA OOM."""
         while True:
             try:
-                return self._accumulate(sentences)
+                return self._accumulate(views)
             except torch.OutOfMemoryError as e:
                 self.optimizer.zero_grad(set_to_none=True)
                 if self.device == "cuda":
@@ -243,20 +325,27 @@ class _Run:
                                         "lower max_len or use a smaller model", self.last_checkpoint) from e
                 self.state = replace(self.state, micro_batch=half)
                 self.warnings.append(f"out of memory: micro-batch halved to {half} sentences "
-                                     f"({len(sentences) // half} per step)")
+                                     f"({len(views[0][0]) // half} per step)")
 
-    def _accumulate(self, sentences: list[str]) -> float:
+    def _accumulate(self, views: list[tuple[list[str], list[str]]]) -> float:
+        """Backward of sum(weight * loss(view)) in micro-batches; each micro-batch is its
+        own contrastive batch. Returns the step's loss."""
         micro = self.state.micro_batch
-        chunks = [sentences[i:i + micro] for i in range(0, len(sentences), micro)]
+        chunks = [(left[i:i + micro], right[i:i + micro], weight)
+                  for (left, right), weight in zip(views, self.config.loss_weights)
+                  for i in range(0, len(left), micro)]
+        per_view = len(chunks) // len(views)
         total = 0.0
-        for i, chunk in enumerate(chunks):
-            batch = self.model.tokenize(chunk + chunk, self.config.max_len, self.device)
+        for i, (left, right, weight) in enumerate(chunks):
+            batch = self.model.tokenize(left + right, self.config.max_len, self.device)
             sync = i == len(chunks) - 1 or self.world_size == 1
             with self._no_sync(sync), self._autocast():
-                h = self.ddp(**batch)  # [2n, d]: two dropout masks of the same n sentences
-                n = len(chunk)
-                loss = self.loss_fn(h[:n].float(), h[n:].float()) / len(chunks)
-            self._check_loss(loss.item() * len(chunks) / self.world_size)
+                # [2n, d]: two dropout masks of the same n sentences, or n sentences and
+                # their n translations
+                h = self.ddp(**batch)
+                n = len(left)
+                loss = weight * self.loss_fn(h[:n].float(), h[n:].float()) / per_view
+            self._check_loss(loss.item() * per_view / self.world_size)
             loss.backward()
             total += loss.item() / self.world_size
         return total
@@ -291,19 +380,42 @@ class _Run:
         self.optimizer.zero_grad(set_to_none=True)
         self.state = replace(self.state, step=self.state.step + 1)
 
-    def evaluate(self) -> TrainEval | None:
-        if not self.config.sts_dir:
-            return None
-        from trainer.evaluate import stsb_dev_spearman
+    @property
+    def metric(self) -> str | None:
+        """What selects the best checkpoint: STS-B dev, else held-out pairs, else nothing."""
+        if self.config.sts_dir:
+            return STS_METRIC
+        if self.data.pairs and len(self.data.pairs.held_out) >= 2:
+            return PAIR_METRIC
+        return None
 
+    def evaluate(self) -> TrainEval | None:
+        if self.metric is None:
+            return None
         encode = torch_encode(self.model, self.config.text_prefix, max_len=EVAL_MAX_LEN)
-        dev = stsb_dev_spearman(encode, Path(self.config.sts_dir))
+        report = None
+        if self.data.pairs and len(self.data.pairs.held_out) >= 2:
+            from trainer.pair_eval import evaluate_pairs
+
+            report = evaluate_pairs(encode, self.data.pairs.held_out,
+                                    self.data.held_out_sentences).to_dict()
+        if self.metric == STS_METRIC:
+            from trainer.evaluate import stsb_dev_spearman
+
+            score = stsb_dev_spearman(encode, Path(self.config.sts_dir))
+        else:
+            score = report["retrieval"]
         step = self.state.step
-        is_best = self.state.best_dev is None or dev > self.state.best_dev
-        if is_best:
-            ckpt.save_best(self.out, self.model, step, dev)
-            self.state = replace(self.state, best_dev=dev, best_step=step)
-        return TrainEval(step, dev, self.state.best_dev, self.state.best_step, is_best)
+        is_best = self.state.best_dev is None or score > self.state.best_dev
+        if is_best and step > 0:  # the base model (step 0) is the baseline, not a result
+            ckpt.save_best(self.out, self.model, step, score)
+            self.state = replace(self.state, best_dev=score, best_step=step)
+        if report is not None and (step == 0 or is_best):
+            self.held_out["base" if step == 0 else "best"] = report | {"step": step}
+            _write_held_out(self.out, self.held_out)
+        best = self.state.best_dev if self.state.best_dev is not None else score
+        return TrainEval(step, self.metric, score, best, self.state.best_step or 0,
+                         is_best and step > 0, report)
 
     def save(self) -> TrainCheckpoint:
         path = ckpt.save_checkpoint(self.out, self.config, self.model, self.optimizer,
@@ -316,19 +428,21 @@ class _Run:
             ckpt.save_best(self.out, self.model, self.state.step, None)
             self.state = replace(self.state, best_step=self.state.step)
         return TrainFinished(self.out / ckpt.BEST, self.state.best_step, self.state.best_dev,
-                             self.state.step, self.out, self.config)
+                             self.metric if self.state.best_dev is not None else None,
+                             self.state.step, self.out, self.config, self.held_out or None)
 
 
 def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = None,
-          paths: DataPaths | None = None) -> Iterator[TrainEvent]:
+          pairs: PairSet | None = None, paths: DataPaths | None = None) -> Iterator[TrainEvent]:
     """Runs MixCSE training, yielding events; close the generator to cancel.
 
     Args:
         config: the run's settings; "auto" fields are resolved from the base model.
         resume: continue from OUT/latest.json (the saved config is used, not `config`).
         corpus: sentences prepared by the caller (else read from config.corpus/collection).
+        pairs: translation pairs prepared by the caller (else read from config.pairs).
     Raises:
-        InputError, CorpusTooSmallError: bad settings or too few sentences.
+        InputError, CorpusTooSmallError: bad settings or too few sentences or pairs.
         TrainingDivergedError: NaN/inf or impossible loss; `.checkpoint` is the last good one.
     """
     from transformers.utils import logging as hf_logging
@@ -338,20 +452,20 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
     if resume:
         config = _saved_config(Path(config.out_dir))
     config, weights = resolve_config(config, paths)
-    corpus = corpus or corpus_for(config, world()[1])
-    if len(corpus.sentences) < 2 * config.batch_size * world()[1]:
-        raise InputError(f"{len(corpus.sentences)} sentences are too few for batches of "
-                         f"{config.batch_size}; training needs at least two batches")
-    run = _Run(config, corpus, weights, resume)
+    data = _data_for(config, corpus, pairs)
+    run = _Run(config, data, weights, resume)
     if run.rank == 0:
         run.out.mkdir(parents=True, exist_ok=True)
         (run.out / "config.json").write_text(config.to_json(), encoding="utf-8")
-    yield TrainStarted(config, corpus.stats, run.total, run.steps_per_epoch, run.state.step,
-                       run.device, run.world_size)
+    yield TrainStarted(config, data.corpus.stats if data.corpus else None,
+                       data.pairs.stats if data.pairs else None, run.total, run.steps_per_epoch,
+                       run.state.step, run.device, run.world_size)
+    if run.rank == 0 and run.state.step == 0 and run.metric == PAIR_METRIC:
+        yield run.evaluate()  # the base model's score: what training is measured against
     started, first = time.monotonic(), run.state.step
     while run.state.step < run.total:
-        epoch, sentences = run.local_sentences(run.state.step)
-        loss = run.train_step(sentences)
+        epoch, views = run.local_views(run.state.step)
+        loss = run.train_step(views)
         run.apply_update()
         for message in run.warnings:
             yield TrainWarning(message)
@@ -366,6 +480,23 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
     barrier()
 
 
+def _data_for(config: TrainConfig, corpus: Corpus | None, pairs: PairSet | None) -> TrainData:
+    size = world()[1]
+    if config.uses_corpus and corpus is None:
+        corpus = corpus_for(config, size)
+    if config.pairs and pairs is None:
+        pairs = pairs_for(config, size)
+    data = TrainData.of(corpus, pairs)
+    if data.pairs and data.corpus and len(data.corpus.sentences) < config.batch_size * size:
+        raise InputError(f"{len(data.corpus.sentences)} corpus sentences are too few for one "
+                         f"batch of {config.batch_size} beside the translation pairs")
+    if data.size < 2 * config.batch_size * size:
+        what = "translation pairs" if data.pairs else "sentences"
+        raise InputError(f"{data.size} {what} are too few for batches of {config.batch_size}; "
+                         "training needs at least two batches")
+    return data
+
+
 def _eval_and_save(run: _Run, step: int) -> Iterator[TrainEvent]:
     last = step == run.total
     if run.rank == 0:
@@ -376,6 +507,24 @@ def _eval_and_save(run: _Run, step: int) -> Iterator[TrainEvent]:
         if step % run.config.save_steps == 0 or last:
             yield run.save()
     barrier()
+
+
+def _read_held_out(out_dir: Path) -> dict:
+    import json
+
+    try:
+        return json.loads((out_dir / HELD_OUT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_held_out(out_dir: Path, scores: dict) -> None:
+    import json
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / (HELD_OUT_FILE + ".tmp")
+    tmp.write_text(json.dumps(scores, indent=2), encoding="utf-8")
+    tmp.replace(out_dir / HELD_OUT_FILE)
 
 
 def _saved_config(out_dir: Path) -> TrainConfig:

@@ -34,7 +34,7 @@ def main(argv=None) -> int:
         if isinstance(event, TrainStep) and (event.step % 50 == 0 or event.step == event.total):
             print(f"step {event.step}/{event.total} loss {event.loss:.4f} eta {event.eta_s:.0f}s", flush=True)
         elif isinstance(event, TrainEval):
-            print(f"step {event.step}: STS-B dev {event.stsb_dev_spearman:.2f}", flush=True)
+            print(f"step {event.step}: {event.metric} {event.score:.2f}", flush=True)
         elif isinstance(event, TrainFinished):
             print(f"best checkpoint: {event.best_checkpoint} (step {event.best_step})", flush=True)
     return 0

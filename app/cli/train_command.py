@@ -2,6 +2,7 @@
 
     babelfind train --corpus ~/notes --base multilingual-e5-small --out notes-e5 --max-steps 500
     babelfind train --collection notes --base all-minilm-l6-v2 --out notes-mini --activate
+    babelfind train --pairs de-en.tsv fr-en.tmx --corpus ~/notes --out notes-xx   # across languages
     babelfind train --out notes-e5 --resume          # after a crash or Ctrl-C
 
 The run folder (checkpoints, best model) is BABELFIND_HOME/training/OUT unless --run-dir.
@@ -19,7 +20,15 @@ LAM_NONE = ("none", "simcse")
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("train", help="fine-tune an encoder on your sentences (MixCSE)")
+    parser = subparsers.add_parser(
+        "train", help="fine-tune an encoder on your sentences and/or translation pairs (MixCSE)")
+    parser.add_argument("--pairs", nargs="+", metavar="FILE", type=Path,
+                        help="translation pairs (TSV score/source/target or TMX, e.g. from "
+                             "'babelfind mine'): teaches the model your languages")
+    parser.add_argument("--pair-min-score", type=float,
+                        help="drop pairs the finder scored below this margin")
+    parser.add_argument("--holdout", type=float, default=0.1,
+                        help="share of the pairs kept apart to score the model (default 0.1)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--corpus", nargs="+", metavar="PATH", help="files or folders to learn from")
     source.add_argument("--collection", metavar="NAME", help="an indexed collection (path or folder name)")
@@ -72,13 +81,18 @@ def _sts_dir(args) -> Path | None:
 def build_config(args, paths):
     from trainer.config import TrainConfig
 
-    if not args.resume and not (args.corpus or args.collection):
-        raise InputError("give --corpus PATH... or --collection NAME (or --resume)")
+    if not args.resume and not (args.corpus or args.collection or args.pairs):
+        raise InputError("give --corpus PATH..., --collection NAME or --pairs FILE... (or --resume)")
+    for path in args.pairs or ():
+        if not Path(path).expanduser().is_file():
+            raise InputError(f"{path}: no such pairs file")
     sts_dir = None if args.no_sts else _sts_dir(args)
     run_dir = (args.run_dir or paths.home / "training" / args.out).expanduser().absolute()
     return TrainConfig(
         base=args.base, corpus=tuple(str(Path(p).expanduser().absolute()) for p in args.corpus or ()),
         collection=args.collection, one_per_line=True if args.lines else None, out_dir=run_dir,
+        pairs=tuple(str(Path(p).expanduser().absolute()) for p in args.pairs or ()),
+        pair_holdout=args.holdout, pair_min_score=args.pair_min_score,
         lam=args.lam, tau=args.tau, lr=args.lr, batch_size=args.batch_size, max_len=args.max_len,
         epochs=args.epochs, max_steps=args.max_steps, eval_steps=args.eval_steps,
         grad_accum=args.grad_accum, pooling=args.pooling, device=args.device, seed=args.seed,
@@ -129,8 +143,7 @@ def _drive(events):
                 bar.update(event.step - bar.n)
                 bar.set_postfix(loss=f"{event.loss:.4f}", lr=f"{event.lr:.2e}")
             elif isinstance(event, TrainEval):
-                bar.write(f"step {event.step}: STS-B dev {event.stsb_dev_spearman:.2f}"
-                          f"{' (best)' if event.is_best else ''}", file=sys.stderr)
+                bar.write(eval_line(event), file=sys.stderr)
             elif isinstance(event, TrainWarning):
                 bar.write(f"warning: {event.message}", file=sys.stderr)
             elif isinstance(event, TrainFinished):
@@ -141,11 +154,27 @@ def _drive(events):
     return result
 
 
+def eval_line(event) -> str:
+    """One line per evaluation: the selection score, and the held-out pairs' details."""
+    when = "base model" if event.step == 0 else f"step {event.step}"
+    line = f"{when}: {event.metric} {event.score:.2f}{' (best)' if event.is_best else ''}"
+    if event.pairs:
+        p = event.pairs
+        line += (f" [retrieval {p['source_to_target']:.1f}/{p['target_to_source']:.1f}%, "
+                 f"same-language bias {p['same_language_bias']:.1f}% of {p['bias_queries']}]")
+    return line
+
+
 def _print_start(event) -> None:
     s = event.corpus
-    _err(f"corpus: {s.files} files ({s.files_failed} unreadable), {s.read} sentences read, "
-         f"{s.duplicates} duplicates, {s.too_short} too short, {s.too_long} too long, "
-         f"{s.kept} kept")
+    if s is not None:
+        _err(f"corpus: {s.files} files ({s.files_failed} unreadable), {s.read} sentences read, "
+             f"{s.duplicates} duplicates, {s.too_short} too short, {s.too_long} too long, "
+             f"{s.kept} kept")
+    if event.pairs is not None:
+        p = event.pairs
+        _err(f"pairs: {p.read} read, {p.duplicates} duplicates, {p.filtered} outside the limits, "
+             f"{p.kept} kept ({p.held_out} held out to score the model)")
     c = event.config
     _err(f"training {c.base} ({c.pooling}) on {event.device}: {event.total_steps} steps of "
          f"{c.batch_size}, lambda {c.lam}, tau {c.tau}, lr {c.lr}"
@@ -171,7 +200,8 @@ def _switch(args, paths) -> bool:
 def _summary(args, manifest, finished, switched: bool) -> None:
     training = manifest.training or {}
     data = {"model": manifest.name, "best_step": finished.best_step, "steps": finished.steps,
-            "stsb_dev_spearman": finished.best_dev_spearman, "run_dir": str(finished.run_dir),
+            "metric": finished.metric, "best_score": finished.best_score,
+            "held_out_pairs": finished.held_out, "run_dir": str(finished.run_dir),
             "sts_before": (training.get("sts_before") or {}).get("average"),
             "sts_after": (training.get("sts_after") or {}).get("average"),
             "active": bool(args.activate), "reindexed": switched}
@@ -179,6 +209,13 @@ def _summary(args, manifest, finished, switched: bool) -> None:
         print(json.dumps(data, indent=2))
         return
     print(f"registered model '{manifest.name}' (best step {finished.best_step} of {finished.steps})")
+    held = finished.held_out or {}
+    if "base" in held and "best" in held:
+        before, after = held["base"], held["best"]
+        print(f"held-out translations ({after['pairs']} pairs): found first "
+              f"{before['retrieval']:.1f}% before -> {after['retrieval']:.1f}% after; "
+              f"same-language bias {before['same_language_bias']:.1f}% -> "
+              f"{after['same_language_bias']:.1f}%")
     if data["sts_before"] is not None:
         print(f"STS average: {data['sts_before']:.2f} before -> {data['sts_after']:.2f} after")
     if args.activate:

@@ -179,7 +179,7 @@ class QtCorpusPage(QWizardPage):
 class QtBaseModelPage(QWizardPage):
     """A registry model, or a transformers folder (BERT / XLM-R family) the user has."""
 
-    def __init__(self, models: list[str], parent=None):
+    def __init__(self, models: list[str], parent=None, *, default: str | None = None):
         super().__init__(parent)
         self.setTitle("Model to start from")
         self.setSubTitle("Training adapts an existing encoder to your sentences.")
@@ -201,6 +201,8 @@ class QtBaseModelPage(QWizardPage):
                                 "trains with CLS pooling and an MLP head, as in the paper."))
         self.choice.currentIndexChanged.connect(self._changed)
         self.folder.textChanged.connect(self._changed)
+        if default in models:  # the active model: what the user searches with today
+            self.choice.setCurrentIndex(self.choice.findData(default))
         self._changed()
 
     def use_folder(self, folder: Path) -> None:
@@ -254,12 +256,21 @@ class QtHyperPage(QWizardPage):
         form.addRow(self.problem)
 
     def validatePage(self) -> bool:
-        corpus = self.wizard().corpus
+        from trainer.pairs import held_out_count
+
+        wizard = self.wizard()
         needed = 2 * self.batch_size.value()
-        if corpus is not None and corpus.stats.kept < needed:
-            self.problem.setText(f"{corpus.stats.kept:,} sentences are too few for batches of "
-                                 f"{self.batch_size.value()}: training needs at least {needed:,}. "
-                                 "Lower the batch size or add documents.")
+        if wizard.across_languages():
+            ticked = len(wizard.pairs_page.accepted())
+            have = ticked - held_out_count(ticked, DEFAULTS.pair_holdout)
+            what = f"{ticked:,} ticked pairs ({have:,} after the held-out ones) are"
+        else:
+            have = wizard.corpus.stats.kept if wizard.corpus is not None else needed
+            what = f"{have:,} sentences are"
+        if have < needed:
+            self.problem.setText(f"{what} too few for batches of {self.batch_size.value()}: "
+                                 f"training needs at least {needed:,}. Lower the batch size or "
+                                 "add documents.")
             return False
         self.problem.setText("")
         return True

@@ -11,6 +11,7 @@ import logging
 import math
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -32,6 +33,8 @@ from engine.errors import BabelfindError
 log = logging.getLogger(__name__)
 
 TASK_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}
+DEV_TITLES = {"STS-B dev Spearman": "STS-B dev (Spearman x 100)",
+              "held-out translation retrieval": "Held-out translations found first (%)"}
 
 
 def eta_text(seconds: float) -> str:
@@ -43,6 +46,38 @@ def eta_text(seconds: float) -> str:
     if seconds < 90 * 60:
         return f"about {seconds / 60:.0f} min left"
     return f"about {seconds / 3600:.1f} h left"
+
+
+def pair_rows(held_out: dict | None) -> list[tuple[str, str, str]]:
+    """(measure, before, after) rows of the held-out pairs' reports (`TrainFinished.held_out`)."""
+    if not held_out or "base" not in held_out or "best" not in held_out:
+        return []
+    before, after = held_out["base"], held_out["best"]
+    rows = [("Translations found first (held-out pairs)", "retrieval", "{:.1f}%"),
+            ("  sentence -> translation", "source_to_target", "{:.1f}%"),
+            ("  translation -> sentence", "target_to_source", "{:.1f}%"),
+            ("Same-language sentence ranked above the translation", "same_language_bias", "{:.1f}%"),
+            ("Alignment of held-out pairs (lower is better)", "alignment", "{:.3f}"),
+            ("Uniformity (lower is better)", "uniformity", "{:.3f}")]
+    return [(label, fmt.format(before[key]), fmt.format(after[key])) for label, key, fmt in rows]
+
+
+def pair_summary(held_out: dict) -> str:
+    before, after = held_out["base"], held_out["best"]
+    return (f"Held-out translations found first: {before['retrieval']:.1f}% -> "
+            f"{after['retrieval']:.1f}%; a same-language sentence ranked above the translation "
+            f"{before['same_language_bias']:.1f}% -> {after['same_language_bias']:.1f}% of the time "
+            f"({after['pairs']:,} pairs the model never saw).")
+
+
+def _data_text(started) -> str:
+    """What the run learns from, for the status line."""
+    parts = []
+    if started.pairs is not None:
+        parts.append(f"{started.pairs.kept - started.pairs.held_out:,} translation pairs")
+    if started.corpus is not None:
+        parts.append(f"{started.corpus.kept:,} sentences")
+    return " and ".join(parts)
 
 
 def score_rows(before: dict | None, after: dict) -> list[tuple[str, str, str]]:
@@ -78,6 +113,8 @@ class QtRunPage(QWizardPage):
         self.loss_plot = QtCurvePlot("Training loss")
         self.dev_plot = QtCurvePlot("STS-B dev (Spearman x 100)", min_span=2.0)
         self.cancel_button = QPushButton("Cancel training")
+        self.run_folder = _hint("")
+        self.run_folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.cancel_button.clicked.connect(self.cancel)
         self.messages = _hint("")
         row = QHBoxLayout()
@@ -92,6 +129,7 @@ class QtRunPage(QWizardPage):
         layout.addLayout(row)
         layout.addLayout(plots, 1)
         layout.addWidget(self.messages)
+        layout.addWidget(self.run_folder)
 
     def initializePage(self) -> None:
         from trainer.train import train
@@ -136,15 +174,17 @@ class QtRunPage(QWizardPage):
         if isinstance(event, TrainStarted):
             c = event.config
             self.progress.setRange(0, event.total_steps)
+            self.run_folder.setText(f"Run folder: {c.out_dir}")
             self.status.setText(f"Training {Path(c.base).name} ({c.pooling}) on {event.device}: "
                                 f"{event.total_steps:,} steps of {c.batch_size} sentences, "
-                                f"{event.corpus.kept:,} sentences.")
+                                f"{_data_text(event)}.")
         elif isinstance(event, TrainStep):
             self.progress.setValue(event.step)
             self.loss_plot.add_point(event.step, event.loss)
             self.eta.setText(f"step {event.step:,} / {event.total:,}, {eta_text(event.eta_s)}")
         elif isinstance(event, TrainEval):
-            self.dev_plot.add_point(event.step, event.stsb_dev_spearman)
+            self.dev_plot.title = DEV_TITLES.get(event.metric, event.metric)
+            self.dev_plot.add_point(event.step, event.score)
         elif isinstance(event, TrainWarning):
             self.messages.setText(event.message)
 
@@ -153,7 +193,7 @@ class QtRunPage(QWizardPage):
 
         if isinstance(last, TrainFinished):
             self.wizard().finished = last
-            dev = "" if last.best_dev_spearman is None else f", STS-B dev {last.best_dev_spearman:.2f}"
+            dev = "" if last.best_score is None else f", {last.metric} {last.best_score:.2f}"
             self.status.setText(f"Done: {last.steps:,} steps; the best checkpoint is step {last.best_step:,}{dev}.")
             self.eta.setText("")
 
@@ -199,8 +239,12 @@ class QtResultsPage(QWizardPage):
     def initializePage(self) -> None:
         wizard = self.wizard()
         self.table.setRowCount(0)
+        held_out = wizard.finished.held_out
+        self._add_rows(pair_rows(held_out))
         if wizard.sts_dir is None:
-            self.status.setText("No STS data was found, so the model is not scored; it can still be exported.")
+            self.status.setText(pair_summary(held_out) if self.table.rowCount() else
+                                "No STS data was found and no translation pairs were held out, so "
+                                "the model is not scored; it can still be exported.")
             return
         finished, sts_dir = wizard.finished, Path(wizard.sts_dir)
 
@@ -221,16 +265,21 @@ class QtResultsPage(QWizardPage):
         wizard.jobs.run_callback(score, yielded=lambda what: self.status.setText(f"Scoring {what} on STS..."),
                                  returned=self._show, errored=self._on_error, done=self._on_done)
 
-    def _show(self, scores) -> None:
-        self.wizard().scores = scores
-        rows = score_rows(scores["before"], scores["after"])
-        self.table.setRowCount(len(rows))
-        for r, row in enumerate(rows):
+    def _add_rows(self, rows) -> None:
+        start = self.table.rowCount()
+        self.table.setRowCount(start + len(rows))
+        for r, row in enumerate(rows, start):
             for c, text in enumerate(row):
                 self.table.setItem(r, c, QTableWidgetItem(text))
+
+    def _show(self, scores) -> None:
+        self.wizard().scores = scores
+        self._add_rows(score_rows(scores["before"], scores["after"]))
         change = scores["after"]["average"] - scores["before"]["average"]
-        self.status.setText(f"STS average {scores['before']['average']:.2f} -> {scores['after']['average']:.2f} "
-                            f"({change:+.2f}).")
+        held_out = self.wizard().finished.held_out
+        self.status.setText((pair_summary(held_out) + " " if pair_rows(held_out) else "")
+                            + f"STS average {scores['before']['average']:.2f} -> "
+                            f"{scores['after']['average']:.2f} ({change:+.2f}).")
 
     def _on_error(self, error) -> None:
         self.status.setText(f"Scoring failed: {error}")
@@ -263,6 +312,10 @@ class QtExportPage(QWizardPage):
         form.addRow("", self.activate)
         form.addRow(self.export_button, self.progress)
         form.addRow(self.status)
+        self.switch_back = QPushButton("")
+        self.switch_back.hide()
+        self.switch_back.clicked.connect(self._switch_back)
+        form.addRow("", self.switch_back)
         self._exporting = False
 
     def initializePage(self) -> None:
@@ -306,8 +359,19 @@ class QtExportPage(QWizardPage):
         if self.activate.isChecked():
             text += " It is now the active model; your documents are re-encoded in the background."
             wizard.model_activation_requested.emit(manifest.name)
+            if wizard.previous_model and wizard.previous_model != manifest.name:
+                self.switch_back.setText(f"Go back to {wizard.previous_model}")
+                self.switch_back.show()
         self.status.setText(text)
         wizard.registered.emit(manifest)
+
+    def _switch_back(self) -> None:
+        """Asks the window to make the model that was active before this run active again."""
+        wizard = self.wizard()
+        wizard.model_activation_requested.emit(wizard.previous_model)
+        self.switch_back.hide()
+        self.status.setText(f"Switching back to {wizard.previous_model}: your documents are "
+                            f"re-encoded in the background; '{wizard.manifest.name}' stays installed.")
 
     def _on_done(self, _worker) -> None:
         self._exporting = False

@@ -4,9 +4,11 @@
     >>> wizard.model_activation_requested.connect(window.switch_model)
     >>> wizard.show()
 
-Corpus -> base model -> settings -> advanced (lambda, tau) -> device -> run (live loss and
-dev-STS curves, ETA, cancel) -> results (STS before/after, alignment/uniformity) -> export
-and activate. Training is `trainer.train.train()` in a QtWorker; the results and the export
+Mode -> (across languages: translation pairs mined from the library, reviewed) or
+(within them: corpus -> base model) -> settings -> advanced (lambda, tau) -> device -> run
+(live loss and dev curves, ETA, cancel) -> results (held-out translations and/or STS
+before/after, alignment/uniformity) -> export and, when the user asks, activate, with
+the previous model one click away. Training is `trainer.train.train()` in a QtWorker; the results and the export
 are `trainer.finish` calls in workers too; activation asks the window to re-encode through
 its job queue (the same path as Settings > Use this model).
 """
@@ -22,6 +24,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWizard
 
+from app.gui import qt_train_modes as modes
+from app.gui.qt_train_modes import QtModePage, QtPairsPage
 from app.gui.qt_train_pages import QtAdvancedPage, QtBaseModelPage, QtCorpusPage, QtDevicePage, QtHyperPage
 from app.gui.qt_train_results import QtExportPage, QtResultsPage, QtRunPage
 from app.gui.qt_worker import QtWorker
@@ -100,8 +104,9 @@ class QtTrainWizard(QWizard):
 
     def __init__(self, library, *, sts_dir: Path | str | None = "auto", parent=None):
         super().__init__(parent)
-        from engine.models import list_models
+        from engine.models import active_model_name, list_models
 
+        self.library = library
         self.paths = library.paths
         self.db_url = library.db_url
         # "auto": the shared STS data when present; None: no dev evaluation, no scores
@@ -111,33 +116,48 @@ class QtTrainWizard(QWizard):
         self.finished = None  # trainer.train.TrainFinished of the last run
         self.scores: dict | None = None  # {"before": report dict, "after": report dict}
         self.manifest = None  # the registered model
+        self.previous_model = active_model_name(self.paths)  # to switch back to after activating
+        # reviewed pairs are written here; each run gets its own folder beside it
+        self.work_dir = self.paths.home / "training" / f"wizard-{time.strftime('%Y%m%d-%H%M%S')}"
         self.setWindowTitle("Train a model")
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setButtonText(QWizard.WizardButton.CommitButton, "Export >")  # leaving the results page
         self.resize(820, 640)
         roots = [root.path for root in library.roots()]
+        self.mode_page = QtModePage(self.previous_model, library.status().languages)
+        self.pairs_page = QtPairsPage(roots)
         self.corpus_page = QtCorpusPage(roots)
-        self.base_page = QtBaseModelPage([m.name for m in list_models(self.paths)])
+        self.base_page = QtBaseModelPage([m.name for m in list_models(self.paths)],
+                                         default=self.previous_model)
         self.hyper_page = QtHyperPage()
         self.advanced_page = QtAdvancedPage()
         self.device_page = QtDevicePage()
         self.run_page = QtRunPage()
         self.results_page = QtResultsPage()
         self.export_page = QtExportPage()
-        for page in (self.corpus_page, self.base_page, self.hyper_page, self.advanced_page, self.device_page,
-                     self.run_page, self.results_page, self.export_page):
-            self.addPage(page)
+        for page_id, page in ((modes.MODE_PAGE, self.mode_page), (modes.PAIRS_PAGE, self.pairs_page),
+                              (modes.CORPUS_PAGE, self.corpus_page), (modes.BASE_PAGE, self.base_page),
+                              (modes.HYPER_PAGE, self.hyper_page), (modes.ADVANCED_PAGE, self.advanced_page),
+                              (modes.DEVICE_PAGE, self.device_page), (modes.RUN_PAGE, self.run_page),
+                              (modes.RESULTS_PAGE, self.results_page), (modes.EXPORT_PAGE, self.export_page)):
+            self.setPage(page_id, page)
+
+    def across_languages(self) -> bool:
+        return self.mode_page.mode() == modes.MODE_LANGUAGES
 
     def config(self):
         """The `TrainConfig` the pages describe (the run folder is new for every run)."""
         from trainer.config import TrainConfig
 
-        source = self.corpus_page.source()
         hyper, advanced = self.hyper_page, self.advanced_page
         stamp = time.strftime("%Y%m%d-%H%M%S")
+        if self.across_languages():
+            data = dict(base=self.previous_model, pairs=(str(self.pairs_page.pairs_file()),))
+        else:
+            source = self.corpus_page.source()
+            data = dict(base=self.base_page.base(), corpus=source.paths, collection=source.collection)
         return TrainConfig(
-            base=self.base_page.base(), corpus=source.paths, collection=source.collection,
-            out_dir=self.paths.home / "training" / f"run-{stamp}",
+            **data, out_dir=self.paths.home / "training" / f"run-{stamp}",
             lam=advanced.lam_value(), tau=round(advanced.tau.value(), 4), lr=hyper.lr.value(),
             batch_size=hyper.batch_size.value(), max_len=hyper.max_len.value(), epochs=hyper.epochs.value(),
             max_steps=hyper.max_steps.value() or None, eval_steps=hyper.eval_steps.value(),

@@ -387,6 +387,17 @@ class Store(ExclusionsMixin):
                 out.update((row[0], PassageRow(*row)) for row in rows)
         return out
 
+    def passage_texts(self, under: str | None = None) -> list[tuple[str, str | None]]:
+        """(text, language) of every indexed passage (of documents at or below `under`),
+        in document order."""
+        query = select(Passage.text, Passage.language).join(Document)
+        if under is not None:
+            prefix = under.rstrip("/") + "/"
+            query = query.where((Document.path == under)
+                                | Document.path.startswith(prefix, autoescape=True))
+        with self.session() as s:
+            return [tuple(row) for row in s.execute(query.order_by(Document.id, Passage.ordinal))]
+
     def passages_without_vectors(self, generation_id: int, limit: int) -> list[tuple[int, str]]:
         """(passage id, text) of passages that have no vector in this generation yet."""
         with self.session() as s:

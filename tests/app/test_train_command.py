@@ -29,7 +29,7 @@ def test_train_registers_lists_activates_and_scores(tmp_path, inputs, capsys):
     assert code == 0, captured.err
     summary = json.loads(captured.out)
     assert summary["model"] == "tiny-mix" and summary["steps"] == 3 and summary["active"]
-    assert summary["best_step"] in (2, 3) and summary["stsb_dev_spearman"] is not None
+    assert summary["best_step"] in (2, 3) and summary["best_score"] is not None
     assert summary["sts_before"] is not None and summary["sts_after"] is not None
     assert re.search(r"\d+ sentences read, .* \d+ kept", captured.err)  # counts before training
 
@@ -80,3 +80,36 @@ def test_missing_source_and_existing_name_are_clear_errors(tmp_path, inputs, cap
     assert main(["train", "--corpus", str(tmp_path / "absent"), "--base", str(model),
                  "--out", "x", *TINY_ARGS]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_train_on_translation_pairs_reports_the_held_out_scores(tmp_path, inputs, capsys):
+    from engine.mining.bitext_io import write_pairs
+    from train_helpers import tiny_translations
+
+    model, _ = inputs
+    write_pairs(tmp_path / "pairs.tsv", tiny_translations(120))
+    code = main(["train", "--pairs", str(tmp_path / "pairs.tsv"), "--base", str(model),
+                 "--out", "tiny-pairs", "--json", "--no-sts", "--holdout", "0.2",
+                 "--max-steps", "4", "--batch-size", "8", "--max-len", "16", "--lr", "5e-3",
+                 "--device", "cpu", "--eval-steps", "2"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summary = json.loads(captured.out)
+    assert summary["metric"] == "held-out translation retrieval"
+    assert summary["best_score"] is not None and summary["model"] == "tiny-pairs"
+    held = summary["held_out_pairs"]
+    assert held["base"]["step"] == 0 and held["best"]["step"] == summary["best_step"]
+    assert held["best"]["retrieval"] == summary["best_score"]
+    assert main(["models", "info", "tiny-pairs", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["training"]["held_out_pairs"] == held
+    assert "on translation pairs" in info["source"]
+    assert "pairs: 120 read" in captured.err and "24 held out" in captured.err
+    assert re.search(r"base model: held-out translation retrieval \d+\.\d+ \[retrieval", captured.err)
+
+
+def test_a_missing_pairs_file_is_one_line(tmp_path, inputs, capsys):
+    model, _ = inputs
+    assert main(["train", "--pairs", str(tmp_path / "nope.tsv"), "--base", str(model),
+                 "--out", "x"]) == 1
+    assert "no such pairs file" in capsys.readouterr().err

@@ -35,6 +35,9 @@ def next_page(qtbot, wizard) -> None:
 
 def set_up_run(qtbot, wizard, model, corpus, *, max_steps: int) -> None:
     """Drives the set-up pages as a user would, up to the run page."""
+    assert wizard.currentPage() is wizard.mode_page
+    assert not wizard.mode_page.across.isEnabled()  # an empty library has no languages to pair
+    next_page(qtbot, wizard)
     page = wizard.corpus_page
     page.add_paths([corpus])
     assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()  # not counted yet

@@ -1,0 +1,170 @@
+"""The wizard's "Improve search across my languages" mode end to end on a tiny BERT:
+pairs mined from the library -> reviewed -> trained -> held-out before/after -> exported,
+activated on request, and the previous model one click away."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWizard
+
+from app.gui.qt_train_wizard import QtTrainWizard
+from app.gui.qt_worker import running_workers
+from engine.config import data_paths, save_settings
+from engine.library import Library
+from engine.models import get_manifest
+from mining_fakes import TranslationEncoder
+from tiny_models import register_tiny_model
+from train_helpers import tiny_training_inputs
+
+TIMEOUT_MS = 240_000
+CITIES = ["Berlin", "Hamburg", "Wien", "Zürich", "Paris", "Rom", "Prag", "Oslo", "Lyon"]
+
+
+def translations() -> list[tuple[str, str]]:
+    """German sentences and their English translations (language id tells them apart)."""
+    pairs = []
+    for i, city in enumerate(CITIES):
+        for hour in (6, 9, 12, 18, 21):
+            pairs.append((f"Der Zug nach {city} fährt heute um {hour} Uhr vom Hauptbahnhof ab.",
+                          f"The train to {city} leaves the central station today at {hour} o'clock."))
+    return pairs
+
+
+@pytest.fixture
+def library(babelfind_home, tmp_path):
+    """A library whose encoder knows which sentences translate each other, over a German
+    and an English document; the active model is a tiny BERT with torch weights."""
+    paths = data_paths(babelfind_home)
+    model, _ = tiny_training_inputs(tmp_path)
+    register_tiny_model(paths, "tiny-base", training={"transformers_dir": str(model)})
+    save_settings(paths, active_model="tiny-base")
+    pairs = translations()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "fahrplan.txt").write_text("\n\n".join(de for de, _ in pairs), encoding="utf-8")
+    (docs / "timetable.txt").write_text("\n\n".join(en for _, en in pairs), encoding="utf-8")
+    lib = Library.open(paths, encoder=TranslationEncoder(pairs))
+    for _ in lib.index_paths([docs]):
+        pass
+    yield lib
+    lib.close()
+
+
+def next_page(qtbot, wizard) -> None:
+    button = wizard.button(QWizard.WizardButton.NextButton)
+    assert button.isEnabled(), f"Next is disabled on {wizard.currentPage().title()!r}"
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def test_pairs_from_the_library_train_the_active_model_and_it_can_be_undone(qtbot, library):
+    wizard = QtTrainWizard(library, sts_dir=None)
+    qtbot.addWidget(wizard)
+    wizard.show()
+    assert wizard.mode_page.across.isEnabled() and wizard.mode_page.across.isChecked()
+    next_page(qtbot, wizard)
+
+    page = wizard.pairs_page
+    assert wizard.currentPage() is page and not page.isComplete()
+    qtbot.mouseClick(page.find_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.mined is not None, timeout=TIMEOUT_MS)
+    qtbot.waitUntil(page.isComplete, timeout=10_000)
+    # the two languages are equally large, so either may be the pivot
+    expected = {frozenset(pair) for pair in translations()}
+    rows = [frozenset((page.table.item(r, 1).text(), page.table.item(r, 2).text()))
+            for r in range(page.table.rowCount())]
+    assert expected <= set(rows)
+    assert "de-en" in page.status.text() or "en-de" in page.status.text()
+    wrong = next((r for r, pair in enumerate(rows) if pair not in expected), 0)
+    page.table.item(wrong, 0).setCheckState(Qt.CheckState.Unchecked)  # the reviewer says no
+    ticked = page.accepted()
+    assert len(ticked) == page.table.rowCount() - 1
+    next_page(qtbot, wizard)
+
+    assert wizard.currentPage() is wizard.hyper_page  # the active model is the base
+    hyper = wizard.hyper_page
+    hyper.lr.setValue(5e-3)
+    hyper.batch_size.setValue(8)
+    hyper.max_len.setValue(24)
+    hyper.max_steps.setValue(4)
+    hyper.eval_steps.setValue(2)
+    next_page(qtbot, wizard)
+    next_page(qtbot, wizard)
+    wizard.device_page.choose("cpu")
+    next_page(qtbot, wizard)
+
+    with (wizard.work_dir / "reviewed-pairs.tsv").open(encoding="utf-8") as f:
+        written = [(row[1], row[2]) for row in csv.reader(f, delimiter="\t")]
+    assert written == [(src, tgt) for _, src, tgt in ticked]
+    config = wizard.config()
+    assert config.base == "tiny-base" and config.pairs and not config.corpus
+    run = wizard.run_page
+    qtbot.waitUntil(run.isComplete, timeout=TIMEOUT_MS)
+    # the base model, then every 2 steps and the last (24 pairs after the 20 held out: 3 steps)
+    assert [x for x, _ in run.dev_plot.points()] == [0, 2, 3] and wizard.finished.steps == 3
+    assert run.dev_plot.title == "Held-out translations found first (%)"
+    assert str(wizard.finished.run_dir) in run.run_folder.text()
+
+    next_page(qtbot, wizard)
+    results = wizard.results_page
+    qtbot.waitUntil(results.isComplete, timeout=10_000)
+    labels = [results.table.item(r, 0).text() for r in range(results.table.rowCount())]
+    assert labels[0] == "Translations found first (held-out pairs)"
+    assert "Same-language sentence ranked above the translation" in labels
+    held = wizard.finished.held_out
+    assert results.table.item(0, 1).text() == f"{held['base']['retrieval']:.1f}%"
+    assert results.table.item(0, 2).text() == f"{held['best']['retrieval']:.1f}%"
+    assert "Held-out translations found first" in results.status.text()
+
+    next_page(qtbot, wizard)
+    export = wizard.export_page
+    export.name.setText("tiny-languages")
+    assert not export.activate.isChecked()  # activating is the user's decision
+    export.activate.setChecked(True)
+    with qtbot.waitSignal(wizard.model_activation_requested, timeout=TIMEOUT_MS) as asked:
+        qtbot.mouseClick(export.export_button, Qt.MouseButton.LeftButton)
+    assert asked.args == ["tiny-languages"]
+    qtbot.waitUntil(export.isComplete, timeout=10_000)
+    manifest = get_manifest("tiny-languages", library.paths)
+    assert manifest.training["held_out_pairs"] == held
+    assert "on translation pairs" in manifest.source
+
+    assert export.switch_back.isVisible() and "tiny-base" in export.switch_back.text()
+    with qtbot.waitSignal(wizard.model_activation_requested, timeout=5_000) as back:
+        qtbot.mouseClick(export.switch_back, Qt.MouseButton.LeftButton)
+    assert back.args == ["tiny-base"] and not export.switch_back.isVisible()
+    wizard.close()
+    assert not running_workers()
+
+
+def test_finding_translations_can_be_cancelled(qtbot, library):
+    wizard = QtTrainWizard(library, sts_dir=None)
+    qtbot.addWidget(wizard)
+    wizard.show()
+    next_page(qtbot, wizard)
+    page = wizard.pairs_page
+    qtbot.mouseClick(page.find_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(page.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.worker is None, timeout=TIMEOUT_MS)
+    assert page.find_button.isEnabled() and not running_workers()
+    assert page.mined is None or page.table.rowCount() > 0  # cancelled, or done before the click
+    wizard.close()
+
+
+def test_one_language_offers_only_the_classic_mode(qtbot, babelfind_home, tmp_path):
+    from helpers import WordEncoder
+
+    (tmp_path / "en.txt").write_text("The train leaves at nine. It is late again today.",
+                                     encoding="utf-8")
+    lib = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    try:
+        for _ in lib.index_paths([tmp_path / "en.txt"]):
+            pass
+        wizard = QtTrainWizard(lib, sts_dir=None)
+        qtbot.addWidget(wizard)
+        assert not wizard.mode_page.across.isEnabled() and wizard.mode_page.within.isChecked()
+        assert wizard.mode_page.nextId() == wizard.pageIds()[2]  # straight to the corpus
+    finally:
+        lib.close()
