@@ -361,6 +361,7 @@ class QtExportPage(QWizardPage):
             wizard.model_activation_requested.emit(manifest.name)
             if wizard.previous_model and wizard.previous_model != manifest.name:
                 self.switch_back.setText(f"Go back to {wizard.previous_model}")
+                self.switch_back.setEnabled(True)
                 self.switch_back.show()
         self.status.setText(text)
         wizard.registered.emit(manifest)
@@ -369,7 +370,7 @@ class QtExportPage(QWizardPage):
         """Asks the window to make the model that was active before this run active again."""
         wizard = self.wizard()
         wizard.model_activation_requested.emit(wizard.previous_model)
-        self.switch_back.hide()
+        self.switch_back.setEnabled(False)
         self.status.setText(f"Switching back to {wizard.previous_model}: your documents are "
                             f"re-encoded in the background; '{wizard.manifest.name}' stays installed.")
 

@@ -76,7 +76,10 @@ class QtWizardJobs(QObject):
         worker.wait()
         if worker in self.workers:
             self.workers.remove(worker)
-        worker.deleteLater()
+        # Not deleteLater(): deleting a finished worker from the event loop while the next
+        # click is handled crashed PySide (seen after the export job, about one run in
+        # two). The few workers of one wizard go with it, as children of this object;
+        # QtWorker drops its job when it ends, so nothing large stays alive.
         if done is not None:
             done(worker)
 

@@ -116,6 +116,7 @@ class QtWorker(QThread):
         # closing the generator is the engine's cancellation signal; it runs its cleanup
         close = getattr(self._job, "close", None)
         self._job = None  # drop the generator (and what it holds) with the thread
+        self._function = None
         if close is not None:
             try:
                 close()

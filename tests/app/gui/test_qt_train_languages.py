@@ -134,7 +134,8 @@ def test_pairs_from_the_library_train_the_active_model_and_it_can_be_undone(qtbo
     assert export.switch_back.isVisible() and "tiny-base" in export.switch_back.text()
     with qtbot.waitSignal(wizard.model_activation_requested, timeout=5_000) as back:
         qtbot.mouseClick(export.switch_back, Qt.MouseButton.LeftButton)
-    assert back.args == ["tiny-base"] and not export.switch_back.isVisible()
+    assert back.args == ["tiny-base"] and not export.switch_back.isEnabled()
+    assert "Switching back to tiny-base" in export.status.text()
     wizard.close()
     assert not running_workers()
 
