@@ -18,6 +18,8 @@ class IndexProgress:
     rate: float  # files per second over this run
     eta_s: float | None  # None until a rate is known
     current: str | None = None  # path being worked on
+    # set while another process writes to the library and this run waits for its turn
+    waiting: str | None = None
 
 
 @dataclass(frozen=True)

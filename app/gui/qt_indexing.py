@@ -35,6 +35,8 @@ def progress_text(event: IndexProgress) -> str:
     Example: progress_text(IndexProgress(3, 10, 42, 1.5, 4.7)) ==
         "3 / 10 files  ·  42 passages  ·  1.5 files/s  ·  about 5 s left"
     """
+    if event.waiting:
+        return event.waiting
     parts = [f"{event.files_done:,} / {event.files_total:,} files", f"{event.passages:,} passages"]
     if event.rate > 0:
         parts.append(f"{event.rate:.1f} files/s")

@@ -21,10 +21,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from engine.errors import StoreError
 from engine.store.schema import Document, IndexGeneration, Passage, Root, Vector
+from engine.store.urls import mask_url, one_line, scrub
 
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+MIGRATE_WAIT_S = 120.0  # a migration takes well under a second; longer means a stuck peer
 _ID_CHUNK = 500  # bound on ids per IN (...) clause; SQLite allows 32k, keep plans small
 
 
@@ -138,16 +140,25 @@ class Store:
             store = cls(engine)
             store.migrate()
             return store
-        except (SQLAlchemyError, OSError) as e:
-            raise StoreError(f"cannot open the database {_safe_url(url)}: {e}") from e
+        except ImportError as e:  # the dialect's driver (mysqlclient, psycopg...) is absent
+            raise StoreError(f"cannot open the database {mask_url(url)}: its driver is not "
+                             f"installed ({e}); install it or use another URL") from e
+        except (SQLAlchemyError, OSError, ValueError, TypeError) as e:
+            # ValueError: a malformed URL part, such as a port that is not a number
+            raise StoreError(f"cannot open the database {mask_url(url)}: "
+                             f"{scrub(one_line(e), url)}") from e
 
     def migrate(self) -> None:
+        """Upgrades to the newest schema; safe when several processes start at once."""
         from alembic import command
         from alembic.config import Config
 
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
-        with self.engine.begin() as connection:
+        with _migration_lock(self.engine), self.engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                # held until this transaction ends: one migrating process per database
+                connection.exec_driver_sql("SELECT pg_advisory_xact_lock(2056240151)")
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
 
@@ -474,11 +485,20 @@ class Store:
             last = int(ids[-1])
 
 
-def _safe_url(url: str) -> str:
-    """The URL without its password, for messages."""
-    try:
-        from sqlalchemy.engine import make_url
+@contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    """A file lock beside a SQLite database while migrating.
 
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - a malformed URL is itself the error being reported
-        return "<invalid URL>"
+    pysqlite runs DDL outside a transaction, so two processes creating a fresh
+    database would both try to create `alembic_version`; the second one waits here and
+    then finds the schema up to date.
+    """
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not database or database == ":memory:" or engine.url.query.get("mode") == "memory":
+        yield
+        return
+    from engine.locking import WriteLock
+
+    lock = WriteLock(Path(database + ".migrate.lock"))
+    with lock.hold("creating or upgrading the database", timeout=MIGRATE_WAIT_S):
+        yield
