@@ -10,15 +10,19 @@ would silently forget every document and overwrite the indexes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy.exc import SQLAlchemyError
 
-from engine.errors import LibraryDamagedError
+from engine.config import DataPaths
+from engine.errors import LibraryDamagedError, StoreError
 from engine.index.live_index import LiveIndex
 from engine.index.vector_file import read_trailer
 from engine.index.vectors import VectorIndex
+from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock
 from engine.store import GenerationInfo, Store
 from engine.store.health import (
     bad_vector_sizes,
@@ -27,7 +31,7 @@ from engine.store.health import (
     passage_ids,
     vector_ids,
 )
-from engine.store.urls import mask_url
+from engine.store.urls import mask_url, one_line
 
 SHOWN_IDS = 5  # example ids per mismatch line
 
@@ -57,11 +61,43 @@ def refuse_lost_database(db_url: str, indexes: Path) -> None:
     )
 
 
+def check_home(paths: DataPaths, db_url: str | None = None, *, lock_timeout: float | None = None,
+               on_busy: Callable[[LockHolder], None] | None = None) -> CheckReport:
+    """Checks a home's library without opening it as a Library (which damage could stop).
+
+    Holds the write lock, so that a writer in another process has saved its vectors
+    and cannot change things half-way through the comparison.
+    """
+    db_url = db_url or paths.db_url
+    try:
+        refuse_lost_database(db_url, paths.indexes)
+    except LibraryDamagedError as e:
+        return CheckReport(problems=[str(e)])
+    lock = WriteLock(paths.home / WRITE_LOCK_FILE)
+    with lock.hold("checking", timeout=lock_timeout, on_wait=on_busy):
+        try:
+            store = Store.open(db_url)
+        except StoreError as e:
+            return CheckReport(problems=[str(e)])
+        try:
+            return check_library(store, paths.indexes)
+        finally:
+            store.close()
+
+
 def check_library(store: Store, indexes: Path) -> CheckReport:
     """Runs every check; never raises for damage it finds, only reports it."""
     report = CheckReport(problems=[f"database integrity: {p}" for p in integrity_problems(store)])
     if report.problems:  # a damaged file gives unreliable answers to everything else
         return report
+    try:
+        _check_contents(store, indexes, report)
+    except (StoreError, SQLAlchemyError) as e:
+        report.problems.append(f"the database cannot be read: {one_line(e)}")
+    return report
+
+
+def _check_contents(store: Store, indexes: Path, report: CheckReport) -> None:
     all_passages = passage_ids(store)
     for status in ("active", "building"):
         generation = store.generation(status)
@@ -69,7 +105,6 @@ def check_library(store: Store, indexes: Path) -> CheckReport:
             _check_generation(store, generation, all_passages, indexes, report)
     if store.generation("active") is None and len(all_passages):
         report.problems.append(f"{len(all_passages)} passages but no active index generation")
-    return report
 
 
 def _check_generation(store: Store, generation: GenerationInfo, all_passages: np.ndarray,

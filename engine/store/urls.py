@@ -37,14 +37,20 @@ def secrets_of(url: str) -> list[str]:
 
 def scrub(text: str, url: str) -> str:
     """`text` (a driver's error message) with the URL's secrets masked."""
-    text = str(text).replace(str(url), mask_url(url))
+    if not url:
+        return str(text)
+    text = text.replace(str(url), mask_url(url))
     for secret in secrets_of(url):
         text = text.replace(secret, MASK)
     return text
 
 
-def one_line(text: str) -> str:
-    """A driver message as one line, without SQLAlchemy's "Background on this error" link."""
-    lines = [line.strip() for line in str(text).splitlines()]
+def one_line(error) -> str:
+    """A driver message (or an exception) as one line, without the SQL statement and
+    SQLAlchemy's "Background on this error" link."""
+    orig = getattr(error, "orig", None)  # DBAPIError: the driver's own error says it all
+    if isinstance(orig, BaseException):
+        error = f"{str(orig) or type(orig).__name__}"
+    lines = [line.strip() for line in str(error).splitlines()]
     kept = [line for line in lines if line and not line.startswith("(Background on this error")]
     return " ".join(kept)

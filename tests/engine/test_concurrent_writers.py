@@ -1,0 +1,207 @@
+"""Several processes writing to one home: every document stays searchable.
+
+Before the write lock, two `babelfind index` runs each saved a FAISS file lacking the
+other's passages but stamped with the database's version, so documents were counted
+but never found. Each test ends by comparing database and vector file exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import WordEncoder
+from sqlalchemy import select
+
+from engine.config import data_paths
+from engine.errors import LibraryBusyError
+from engine.events import IndexFinished, IndexProgress
+from engine.index.live_index import LiveIndex
+from engine.index.vectors import VectorIndex
+from engine.library import Library
+from engine.locking import WRITE_LOCK_FILE, WriteLock
+from engine.store.schema import Passage
+
+TESTS_DIR = Path(__file__).resolve().parents[1]
+REPO = TESTS_DIR.parent
+
+# Indexes argv[2:] into home argv[1]; with PAUSE=1 it stops after its first file,
+# holding the lock, until a line arrives on stdin. START names a file to wait for, so
+# several workers open a fresh home at the same moment.
+WORKER = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    from helpers import WordEncoder
+    from engine.config import data_paths
+    from engine.events import IndexProgress
+    from engine.indexer import IndexerConfig
+    from engine.library import Library
+
+    home, folders = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
+    start = os.environ.get("START")
+    while start and not Path(start).exists():
+        time.sleep(0.005)
+    library = Library.open(data_paths(home), encoder=WordEncoder(),
+                           config=IndexerConfig(batch_passages=4, save_every_s=0))
+    paused = os.environ.get("PAUSE") != "1"
+    for event in library.index_paths(folders):
+        if isinstance(event, IndexProgress) and event.waiting:
+            print("waiting", flush=True)
+        elif isinstance(event, IndexProgress) and event.files_done and not paused:
+            print("holding", flush=True)
+            sys.stdin.readline()
+            paused = True
+    print("done", flush=True)
+    """
+)
+
+
+def make_folder(root: Path, name: str, n: int) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    for i in range(n):
+        text = f"{name} document {i} about topic{name}{i}. " + f"Second sentence {name} {i}. " * 3
+        (folder / f"{name}-{i:03d}.txt").write_text(text, encoding="utf-8")
+    return folder
+
+
+def start_worker(home: Path, *folders: Path, pause: bool = False, start: Path | None = None):
+    env = os.environ | {"PYTHONPATH": f"{TESTS_DIR}{os.pathsep}{REPO}", "OMP_NUM_THREADS": "1",
+                        "PAUSE": "1" if pause else "0", "START": str(start or "")}
+    return subprocess.Popen([sys.executable, "-c", WORKER, str(home), *map(str, folders)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+
+
+def read_until(proc, wanted: str) -> None:
+    for line in proc.stdout:
+        if line.strip() == wanted:
+            return
+    raise AssertionError(f"worker ended before printing {wanted!r}: {proc.stderr.read()}")
+
+
+def finish(proc) -> str:
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return out
+
+
+def assert_database_matches_vector_file(home: Path) -> int:
+    """DB passages == ids of the saved FAISS file, and that file is current; returns the
+    number of documents indexed."""
+    library = Library.open(data_paths(home), encoder=WordEncoder())
+    try:
+        generation = library.store.generation("active")
+        with library.store.session() as s:
+            db_ids = np.array(sorted(s.scalars(select(Passage.id))), dtype=np.int64)
+        saved = VectorIndex.load(LiveIndex.file_for(data_paths(home).indexes, generation.id),
+                                 expected_generation=generation.version, dim=generation.dim)
+        assert saved is not None, "the saved vector file is not the database's current version"
+        assert np.array_equal(np.sort(saved.ids()), db_ids)
+        report = library.check()
+        assert report.ok, report.problems
+        assert len(db_ids) >= library.status().documents > 0
+        return library.status().documents
+    finally:
+        library.close()
+
+
+def test_a_second_process_waits_then_both_folders_are_searchable(babelfind_home, tmp_path):
+    a, b = make_folder(tmp_path, "alpha", 12), make_folder(tmp_path, "beta", 12)
+    first = start_worker(babelfind_home, a, pause=True)
+    read_until(first, "holding")  # mid-run, holding the lock
+    second = start_worker(babelfind_home, b)
+    read_until(second, "waiting")
+    first.stdin.write("go\n")
+    first.stdin.flush()
+    finish(first), finish(second)
+
+    assert assert_database_matches_vector_file(babelfind_home) == 24
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    found = {Path(library.search(f"topic{name}{i}", k=1)[0].path).name
+             for name in ("alpha", "beta") for i in range(12)}
+    assert found == {f"{name}-{i:03d}.txt" for name in ("alpha", "beta") for i in range(12)}
+
+
+@pytest.mark.parametrize("same_folder", [False, True])
+def test_processes_starting_together_on_a_fresh_home(babelfind_home, tmp_path, same_folder):
+    """Migrations, the first generation and (same folder) the same documents, all at once."""
+    a = make_folder(tmp_path, "alpha", 8)
+    b = a if same_folder else make_folder(tmp_path, "beta", 8)
+    go = tmp_path / "go"
+    workers = [start_worker(babelfind_home, folder, start=go) for folder in (a, b, a)]
+    time.sleep(1.5)  # every worker has imported and now spins on the start file
+    go.touch()
+    for worker in workers:
+        finish(worker)
+    expected = 8 * (1 if same_folder else 2)
+    assert assert_database_matches_vector_file(babelfind_home) == expected
+
+
+def test_search_in_an_open_library_sees_another_process_documents(babelfind_home, tmp_path):
+    """The window stays open while the CLI indexes; afterwards it finds the new documents,
+    and its own next indexing run keeps them (it reloads before writing)."""
+    a, b = make_folder(tmp_path, "alpha", 5), make_folder(tmp_path, "beta", 5)
+    window = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    *_, last = window.index_paths([a])
+    assert isinstance(last, IndexFinished)
+    finish(start_worker(babelfind_home, b))
+    assert Path(window.search("topicbeta3", k=1)[0].path).name == "beta-003.txt"
+    (a / "alpha-new.txt").write_text("A new alpha file about topicnew.", encoding="utf-8")
+    list(window.index_paths([a]))
+    window.close()
+    assert assert_database_matches_vector_file(babelfind_home) == 11
+
+
+def test_no_wait_gives_a_busy_error_naming_the_holder(babelfind_home, tmp_path):
+    folder = make_folder(tmp_path, "alpha", 2)
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder(), lock_timeout=0)
+    other = WriteLock(babelfind_home / WRITE_LOCK_FILE)  # another "process": its own file handle
+    assert other.try_acquire("indexing")
+    try:
+        with pytest.raises(LibraryBusyError, match=rf"pid {os.getpid()}, indexing"):
+            list(library.index_paths([folder]))
+        with pytest.raises(LibraryBusyError):
+            library.forget(folder)
+    finally:
+        other.release()
+    *_, last = library.index_paths([folder])
+    assert last.summary.indexed == 2
+
+
+def test_a_waiting_run_yields_waiting_progress_and_can_be_cancelled(babelfind_home, tmp_path):
+    folder = make_folder(tmp_path, "alpha", 2)
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    other = WriteLock(babelfind_home / WRITE_LOCK_FILE)
+    assert other.try_acquire("re-encoding with big-model")
+    try:
+        events = library.index_paths([folder])
+        first = next(events)
+        assert isinstance(first, IndexProgress)
+        assert "another Babelfind process" in first.waiting and "re-encoding with big-model" in first.waiting
+        events.close()  # cancel while waiting: nothing held, nothing written
+        assert not library.lock.held_here
+    finally:
+        other.release()
+    assert library.status().documents == 0
+
+
+def test_forget_waits_for_the_writer_to_finish(babelfind_home, tmp_path):
+    folder = make_folder(tmp_path, "alpha", 3)
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    list(library.index_paths([folder]))
+    other = WriteLock(babelfind_home / WRITE_LOCK_FILE)
+    assert other.try_acquire("indexing")
+    told = []
+    library.on_busy = told.append
+    threading.Timer(0.5, other.release).start()
+    assert library.forget(folder) == 3
+    assert len(told) == 1 and told[0].activity == "indexing"
