@@ -15,19 +15,14 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
-from helpers import WordEncoder
-from sqlalchemy import select
+from helpers import WordEncoder, assert_database_matches_vector_file
 
 from engine.config import data_paths
 from engine.errors import LibraryBusyError
 from engine.events import IndexFinished, IndexProgress
-from engine.index.live_index import LiveIndex
-from engine.index.vectors import VectorIndex
 from engine.library import Library
 from engine.locking import WRITE_LOCK_FILE, WriteLock
-from engine.store.schema import Passage
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 REPO = TESTS_DIR.parent
@@ -39,7 +34,7 @@ WORKER = textwrap.dedent(
     """
     import os, sys, time
     from pathlib import Path
-    from helpers import WordEncoder
+    from helpers import WordEncoder, assert_database_matches_vector_file
     from engine.config import data_paths
     from engine.events import IndexProgress
     from engine.indexer import IndexerConfig
@@ -92,26 +87,6 @@ def finish(proc) -> str:
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     return out
-
-
-def assert_database_matches_vector_file(home: Path) -> int:
-    """DB passages == ids of the saved FAISS file, and that file is current; returns the
-    number of documents indexed."""
-    library = Library.open(data_paths(home), encoder=WordEncoder())
-    try:
-        generation = library.store.generation("active")
-        with library.store.session() as s:
-            db_ids = np.array(sorted(s.scalars(select(Passage.id))), dtype=np.int64)
-        saved = VectorIndex.load(LiveIndex.file_for(data_paths(home).indexes, generation.id),
-                                 expected_generation=generation.version, dim=generation.dim)
-        assert saved is not None, "the saved vector file is not the database's current version"
-        assert np.array_equal(np.sort(saved.ids()), db_ids)
-        report = library.check()
-        assert report.ok, report.problems
-        assert len(db_ids) >= library.status().documents > 0
-        return library.status().documents
-    finally:
-        library.close()
 
 
 def test_a_second_process_waits_then_both_folders_are_searchable(babelfind_home, tmp_path):
