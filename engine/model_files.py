@@ -23,21 +23,30 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TEXT_FIELDS = ("name", "family", "pooling", "source", "licence", "notes", "tokenizer_file")
 
 
-def contained(folder: Path, name: object, what: str = "file") -> Path:
+def contained(folder: Path, name: object, what: str = "file", *,
+              source: str = "the model manifest", error: type[Exception] = ModelError) -> Path:
     """`folder / name`, refusing names that are absolute, climb out (`..`) or resolve,
-    through symlinks, to a place outside `folder`."""
+    through symlinks, to a place outside `folder`.
+
+    The one check for every file name read from a file (a model manifest, a training
+    run's latest.json); `source` and `error` say where the name came from and what to
+    raise (ModelError takes a path, other BabelfindErrors only the message).
+    """
     folder = Path(folder)
+
+    def refuse(message: str, path: Path):
+        return error(message, path) if issubclass(error, ModelError) else error(message)
+
     if not isinstance(name, str) or not name or "\x00" in name:
-        raise ModelError(f"{folder}: invalid {what} name {name!r} in the model manifest", folder)
+        raise refuse(f"{folder}: invalid {what} name {name!r} in {source}", folder)
     posix, windows = PurePosixPath(name), PureWindowsPath(name)
     if posix.is_absolute() or windows.is_absolute() or windows.drive or ".." in posix.parts \
             or ".." in windows.parts:
-        raise ModelError(f"{folder}: {what} {name!r} lies outside the model folder", folder)
+        raise refuse(f"{folder}: {what} {name!r} in {source} lies outside {folder}", folder)
     path = folder / name
-    root = folder.resolve()
-    if not path.resolve().is_relative_to(root):
-        raise ModelError(f"{path}: {what} {name!r} leads outside the model folder "
-                         f"(a symbolic link?)", path)
+    if not path.resolve().is_relative_to(folder.resolve()):
+        raise refuse(f"{path}: {what} {name!r} in {source} leads outside {folder} "
+                     "(a symbolic link?)", path)
     return path
 
 

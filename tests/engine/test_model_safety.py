@@ -58,7 +58,7 @@ def test_a_variant_pointing_at_another_model_is_refused(registry, tmp_path):
     data["files"][outside] = sha256_file(other / "model.onnx")
     data["variants"]["fp32"]["file"] = outside
     (folder / "manifest.json").write_text(json.dumps(data))
-    with pytest.raises(ModelError, match="outside the model folder"):
+    with pytest.raises(ModelError, match="outside"):
         load_encoder("tiny", paths=registry, variant="fp32")
 
 
@@ -67,12 +67,12 @@ def test_listed_files_outside_the_folder_are_neither_imported_nor_exported(regis
     data = json.loads((folder / "manifest.json").read_text())
     data["files"]["../../etc/hostname"] = "0" * 64
     (folder / "manifest.json").write_text(json.dumps(data))
-    with pytest.raises(ModelError, match="outside the model folder"):
+    with pytest.raises(ModelError, match="outside"):
         export_model("tiny", tmp_path / "out.zip", registry)
     assert not (tmp_path / "out.zip").exists()
     copy = shutil.copytree(folder, tmp_path / "copy")
     remove_model("tiny", registry)
-    with pytest.raises(ModelError, match="outside the model folder"):
+    with pytest.raises(ModelError, match="outside"):
         import_model(copy, registry)
     assert list_models(registry) == []
 
@@ -165,8 +165,8 @@ def test_member_larger_than_declared_stops_extraction(registry, tmp_path, monkey
     ({"variants": {"fp32": "model.onnx"}}, "variant 'fp32' must be a JSON object"),
     ({"variants": {"fp32": {"file": "unlisted.onnx"}}}, "not listed"),
     ({"tokenizer_file": 7}, "'tokenizer_file' must be a string"),
-    ({"tokenizer_file": "../x.json"}, "outside the model folder"),
-    ({"preprocessing": {"vocab_file": "/etc/passwd"}}, "outside the model folder"),
+    ({"tokenizer_file": "../x.json"}, "outside"),
+    ({"preprocessing": {"vocab_file": "/etc/passwd"}}, "outside"),
     ({"prefixes": {"query": 1}}, "'prefixes' must map"),
     ({"languages": "en"}, "'languages' must be a list"),
     ({"name": None}, "'name' must be a string"),
