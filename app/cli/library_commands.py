@@ -47,8 +47,12 @@ def open_library(args: argparse.Namespace):
 
     paths = data_paths()
     ensure_default_models(paths, progress=_first_run_progress())
-    return Library.open(paths, db_url=args.db, lock_timeout=getattr(args, "lock_timeout", None),
-                        on_busy=tell_waiting)
+    return Library.open(paths, db_url=args.db, **lock_options(args))
+
+
+def lock_options(args) -> dict:
+    """How long to wait for another process writing to the library, and how to say so."""
+    return {"lock_timeout": getattr(args, "lock_timeout", None), "on_busy": tell_waiting}
 
 
 def tell_waiting(holder) -> None:
