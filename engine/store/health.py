@@ -60,7 +60,7 @@ def integrity_problems(store: Store) -> list[str]:
             rows += [f"foreign key: {tuple(r)}" for r in
                      connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()]
     except SQLAlchemyError as e:
-        return [f"the database cannot be read: {scrub(one_line(e), str(store.engine.url))}"]
+        return [f"the database cannot be read: {scrub(one_line(e), _url(store))}"]
     problems = [r for r in rows if r != "ok"]
     if len(problems) > MAX_REPORTED:
         problems = problems[:MAX_REPORTED] + [f"... and {len(problems) - MAX_REPORTED} more"]
@@ -91,5 +91,10 @@ def _ids(store: Store, query) -> np.ndarray:
         with store.session() as s:
             return np.fromiter(s.scalars(query), dtype=np.int64)
     except SQLAlchemyError as e:
-        url = str(store.engine.url)
+        url = _url(store)
         raise StoreError(f"cannot read the database {mask_url(url)}: {scrub(one_line(e), url)}") from e
+
+
+def _url(store: Store) -> str:
+    """The full URL, so that `scrub` knows every secret to mask (str() hides only one)."""
+    return store.engine.url.render_as_string(hide_password=False)
