@@ -180,3 +180,22 @@ def test_forget_waits_for_the_writer_to_finish(babelfind_home, tmp_path):
     threading.Timer(0.5, other.release).start()
     assert library.forget(folder) == 3
     assert len(told) == 1 and told[0].activity == "indexing"
+
+
+def test_a_lagging_index_never_stamps_the_database_version(babelfind_home, tmp_path):
+    """The root cause: a process saved its FAISS file stamped with whatever version the
+    database had reached, claiming passages another process had added."""
+    from engine.index.live_index import LiveIndex
+    from engine.index.vector_file import read_trailer
+
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    list(library.index_paths([make_folder(tmp_path, "alpha", 3)]))
+    lagging = LiveIndex.open(library.store, library.live.generation, data_paths(babelfind_home).indexes)
+    list(library.index_paths([make_folder(tmp_path, "beta", 3)]))  # the other writer moves on
+    newer = library.live.version
+    lagging.save()
+    saved = read_trailer(LiveIndex.file_for(lagging.folder, lagging.generation.id))
+    assert saved["generation"] == newer and saved["count"] == len(library.live)  # kept
+    assert lagging.stale() is not None and lagging.version < newer
+    assert lagging.refresh() and lagging.version == newer and len(lagging) == len(library.live)
+    assert lagging.stale() is None and not lagging.refresh()
