@@ -21,12 +21,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from engine.errors import StoreError
 from engine.store.schema import Document, IndexGeneration, Passage, Root, Vector
+from engine.store.migrate import migrate
 from engine.store.urls import mask_url, one_line, scrub
 
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
-MIGRATE_WAIT_S = 120.0  # a migration takes well under a second; longer means a stuck peer
 _ID_CHUNK = 500  # bound on ids per IN (...) clause; SQLite allows 32k, keep plans small
 
 
@@ -150,17 +150,7 @@ class Store:
 
     def migrate(self) -> None:
         """Upgrades to the newest schema; safe when several processes start at once."""
-        from alembic import command
-        from alembic.config import Config
-
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
-        with _migration_lock(self.engine), self.engine.begin() as connection:
-            if connection.dialect.name == "postgresql":
-                # held until this transaction ends: one migrating process per database
-                connection.exec_driver_sql("SELECT pg_advisory_xact_lock(2056240151)")
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+        migrate(self.engine, MIGRATIONS)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -483,22 +473,3 @@ class Store:
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
             yield ids, vectors.astype(np.float32, copy=False)
             last = int(ids[-1])
-
-
-@contextmanager
-def _migration_lock(engine: Engine) -> Iterator[None]:
-    """A file lock beside a SQLite database while migrating.
-
-    pysqlite runs DDL outside a transaction, so two processes creating a fresh
-    database would both try to create `alembic_version`; the second one waits here and
-    then finds the schema up to date.
-    """
-    database = engine.url.database if engine.dialect.name == "sqlite" else None
-    if not database or database == ":memory:" or engine.url.query.get("mode") == "memory":
-        yield
-        return
-    from engine.locking import WriteLock
-
-    lock = WriteLock(Path(database + ".migrate.lock"))
-    with lock.hold("creating or upgrading the database", timeout=MIGRATE_WAIT_S):
-        yield
