@@ -107,15 +107,17 @@ class LiveIndex:
     def save(self) -> None:
         """Writes the index atomically, stamped with the version it holds.
 
-        A file already stamped with a newer version (saved by a later writer) is kept.
+        A file a later writer saved (its stamp newer than ours, not newer than the
+        database) is kept; one from a database restored to an older state is replaced.
         """
-        if self.store.generation_by_id(self.generation.id) is None:
+        current = self.store.generation_by_id(self.generation.id)
+        if current is None:
             return
         path = self.file_for(self.folder, self.generation.id)
-        saved = read_trailer(path)
-        if saved is not None and isinstance(saved.get("generation"), int) and saved["generation"] > self.version:
+        stamp = (read_trailer(path) or {}).get("generation")
+        if isinstance(stamp, int) and self.version < stamp <= current.version:
             log.info("keeping %s: it holds version %d, newer than this process's %d",
-                     path, saved["generation"], self.version)
+                     path, stamp, self.version)
         else:
             self.index.save(path, generation=self.version)
         self._dirty = False

@@ -199,3 +199,18 @@ def test_a_lagging_index_never_stamps_the_database_version(babelfind_home, tmp_p
     assert lagging.stale() is not None and lagging.version < newer
     assert lagging.refresh() and lagging.version == newer and len(lagging) == len(library.live)
     assert lagging.stale() is None and not lagging.refresh()
+
+
+def test_a_file_from_a_newer_timeline_is_replaced(babelfind_home, tmp_path):
+    """A database restored from a backup is older than the vector file: the file goes."""
+    from engine.index.live_index import LiveIndex
+    from engine.index.vector_file import read_trailer
+
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    list(library.index_paths([make_folder(tmp_path, "alpha", 3)]))
+    path = LiveIndex.file_for(library.live.folder, library.live.generation.id)
+    library.live.index.save(path, generation=library.live.version + 50)
+    library.close()
+    reopened = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    assert read_trailer(path)["generation"] == reopened.live.version
+    assert Path(reopened.search("topicalpha1", k=1)[0].path).name == "alpha-001.txt"
