@@ -253,8 +253,8 @@ class Library:
         query = query.strip()
         if not query:
             return []
-        encoder = encoder or self.encoder
         self._catch_up()
+        encoder = encoder or self.encoder
         if encoder.name != self.live.generation.model_name:
             raise ModelMismatchError(self.live.generation.model_name, encoder.name)
         vector = encoder.encode([query], kind="query")[0]
@@ -268,13 +268,20 @@ class Library:
         would mean rebuilding from the database on every query; the search then
         answers from what this process has, and catches up on a later query.
         """
-        if self.lock.held_here or self.live.stale() is None:
+        if self.lock.held_here or not self._behind():
             return
         if self.lock.try_acquire("reloading the vector index"):
             try:
                 self._sync()
             finally:
                 self.lock.release()
+
+    def _behind(self) -> bool:
+        """True when another process changed this generation or activated another one."""
+        if self.live.stale() is not None:
+            return True
+        active = self.store.generation("active")
+        return active is not None and active.id != self.live.generation.id
 
     def roots(self) -> list[RootInfo]:
         return [RootInfo(r.path, docs, passages, failed, r.watch)

@@ -214,3 +214,22 @@ def test_a_file_from_a_newer_timeline_is_replaced(babelfind_home, tmp_path):
     reopened = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
     assert read_trailer(path)["generation"] == reopened.live.version
     assert Path(reopened.search("topicalpha1", k=1)[0].path).name == "alpha-001.txt"
+
+
+def test_an_open_library_follows_a_model_switch_made_elsewhere(babelfind_home, tmp_path,
+                                                               monkeypatch):
+    import engine.library as library_module
+
+    switched = WordEncoder("words-2", dim=128)
+    loaded = []
+    monkeypatch.setattr(library_module, "_set_registry_active", lambda name, paths: None)
+    monkeypatch.setattr(library_module, "_load_encoder",
+                        lambda name, paths: loaded.append(name) or switched)
+    window = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    list(window.index_paths([make_folder(tmp_path, "alpha", 3)]))
+    other = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    list(other.switch_model("words-2", encoder=switched))
+    other.close()
+    hits = window.search("topicalpha2", k=1)
+    assert loaded == ["words-2"] and window.live.generation.model_name == "words-2"
+    assert Path(hits[0].path).name == "alpha-002.txt"
