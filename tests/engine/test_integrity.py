@@ -3,6 +3,8 @@ papered over by recreating an empty library."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from helpers import WordEncoder
@@ -37,6 +39,9 @@ def test_a_sound_library_checks_ok(indexed_home, capsys):
     assert report.ok and report.problems == []
     assert main(["check"]) == 0
     assert "ok: the database is sound" in capsys.readouterr().out
+    assert main(["check", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) | {"database": ""} == {
+        "ok": True, "problems": [], "notes": [], "database": ""}
 
 
 @pytest.mark.parametrize("damage", ["truncate", "delete"])
