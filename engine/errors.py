@@ -72,3 +72,20 @@ class NotIndexedError(BabelfindError):
 
 class InputError(BabelfindError):
     """The caller's input cannot be used (empty, wrong kind, one language on both sides...)."""
+
+
+class LibraryBusyError(BabelfindError):
+    """Another process kept writing to the library for longer than the caller would wait."""
+
+    def __init__(self, home: Path | str, holder: str, waited_s: float | None):
+        self.home = Path(home)
+        self.holder = holder
+        waited = f" after waiting {waited_s:g} s" if waited_s else ""
+        super().__init__(
+            f"another Babelfind process ({holder}) is writing to the library in {home}; "
+            f"try again when it has finished{waited}"
+        )
+
+
+class LibraryDamagedError(StoreError):
+    """The database is missing, empty or inconsistent with the saved vector indexes."""

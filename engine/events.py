@@ -26,6 +26,8 @@ class IndexProgress:
     # what files_done / files_total count: "files" while indexing, "passages" while a
     # model switch re-encodes (there are no files to count then)
     unit: str = "files"
+    # set while another process writes to the library and this run waits for its turn
+    waiting: str | None = None
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,20 @@
 
 Safe to search from one thread while another runs an indexing generator: every call
 opens its own database session, and the vector index locks itself.
+
+Across processes (the window, the CLI, a second CLI) one library writes at a time: every
+change to passages and vectors holds the home's write lock (engine.locking), and starts
+by reloading the vector index if another process changed the database meanwhile.
+Indexing generators wait for their turn yielding IndexProgress(waiting=...), so they can
+be cancelled while waiting; `lock_timeout` bounds the wait (LibraryBusyError).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +29,12 @@ from engine.errors import InputError, ModelMismatchError, NotIndexedError
 from engine.events import DocumentHit, IndexEvent, IndexFinished, IndexProgress, IndexSummary, SkippedFile
 from engine.indexer import Indexer, IndexerConfig
 from engine.index.live_index import LiveIndex
+from engine.integrity import CheckReport, check_library, refuse_lost_database
+from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
 from engine.scan import path_key
 from engine.search import SearchFilters, search_index
 from engine.store import Store
+from engine.store.urls import mask_url
 
 log = logging.getLogger(__name__)
 
@@ -58,37 +68,89 @@ class Library:
     """Indexed folders, their passages and vectors, and search over them."""
 
     def __init__(self, paths: DataPaths, store: Store, live: LiveIndex, encoder: Encoder,
-                 db_url: str, config: IndexerConfig | None = None):
+                 db_url: str, config: IndexerConfig | None = None, *,
+                 lock: WriteLock | None = None, lock_timeout: float | None = None,
+                 on_busy: Callable[[LockHolder], None] | None = None):
         self.paths = paths
         self.store = store
         self.live = live
         self.encoder = encoder
         self.db_url = db_url
         self.config = config or IndexerConfig()
+        self.lock = lock or WriteLock(paths.home / WRITE_LOCK_FILE)
+        self.lock_timeout = lock_timeout  # None: wait as long as another writer works
+        self.on_busy = on_busy  # told once when a non-generator write has to wait
 
     @classmethod
     def open(cls, paths: DataPaths | None = None, *, db_url: str | None = None,
-             encoder: Encoder | None = None, config: IndexerConfig | None = None) -> Library:
+             encoder: Encoder | None = None, config: IndexerConfig | None = None,
+             lock_timeout: float | None = None,
+             on_busy: Callable[[LockHolder], None] | None = None) -> Library:
         """Opens (creating if needed) the library in `paths.home`.
 
         Without `encoder`, queries use the model that built the index (so search never
         breaks after the user picks another model; `reindex` then re-encodes), or the
         registry's active model for a new library.
+
+        Raises:
+            LibraryDamagedError: the database is missing or empty while vector indexes of
+                earlier documents remain (it would otherwise be recreated empty).
+            StoreError: the database cannot be opened or migrated.
         """
         paths = paths or data_paths()
         db_url = db_url or paths.db_url
+        refuse_lost_database(db_url, paths.indexes)
         store = Store.open(db_url)
+        lock = WriteLock(paths.home / WRITE_LOCK_FILE)
         generation = store.generation("active")
         if generation is None:
             encoder = encoder or _load_encoder(None, paths)
-            generation = store.create_generation(encoder.name, encoder.dim, "active")
-        elif encoder is None:
+            # two processes opening a new library at once must agree on one generation
+            with lock.hold("creating the library", timeout=lock_timeout, on_wait=on_busy):
+                generation = store.generation("active") or store.create_generation(
+                    encoder.name, encoder.dim, "active")
+        if encoder is None:
             encoder = _load_encoder(generation.model_name, paths)
         live = LiveIndex.open(store, generation, paths.indexes)
-        return cls(paths, store, live, encoder, db_url, config)
+        return cls(paths, store, live, encoder, db_url, config, lock=lock,
+                   lock_timeout=lock_timeout, on_busy=on_busy)
 
     def close(self) -> None:
         self.store.close()
+
+    # -- writing: one process at a time ---------------------------------------------
+
+    def _writing(self, activity: str, body: Callable[[], Iterator[IndexEvent]]) -> Iterator[IndexEvent]:
+        """Runs the generator `body()` holding the write lock, after waiting for it."""
+        for holder in self.lock.wait_steps(activity, self.lock_timeout):
+            yield IndexProgress(0, 0, 0, 0.0, None, waiting=waiting_message(holder))
+        try:
+            self._sync()
+            yield from body()
+        finally:
+            self.lock.release()
+
+    @contextmanager
+    def _holding(self, activity: str) -> Iterator[None]:
+        """The write lock for a short, non-generator change."""
+        with self.lock.hold(activity, timeout=self.lock_timeout, on_wait=self.on_busy):
+            self._sync()
+            yield
+
+    def _sync(self) -> None:
+        """Catches up with other processes' commits; the caller holds the write lock.
+
+        Another process may have switched model (a new active generation) or changed
+        this one's passages; either way the in-memory index is reloaded from disk.
+        """
+        active = self.store.generation("active")
+        if active is not None and active.id != self.live.generation.id:
+            log.info("another process activated index generation %d (%s)", active.id, active.model_name)
+            self.live = LiveIndex.open(self.store, active, self.paths.indexes)
+            if self.encoder.name != active.model_name:
+                self.encoder = _load_encoder(active.model_name, self.paths)
+        else:
+            self.live.refresh()
 
     # -- indexing ------------------------------------------------------------------
 
@@ -102,23 +164,30 @@ class Library:
         if not paths:
             raise InputError("no files or folders were given")
         self._check_model()
-        if not keep_exclusions:
+        yield from self._writing("indexing", lambda: self._index(paths, lift_exclusions=not keep_exclusions))
+
+    def _index(self, paths: Sequence[Path], *, lift_exclusions: bool = False) -> Iterator[IndexEvent]:
+        if lift_exclusions:
             for path in paths:
                 self.store.remove_exclusions(path_key(Path(path).expanduser().absolute()))
         yield from Indexer(self.store, self.live, self.encoder, self.config).run(list(paths))
 
     def reindex(self, root: Path | None = None) -> Iterator[IndexEvent]:
         """Brings every root (or one) up to date, first re-encoding if the model changed."""
+        yield from self._writing("re-indexing", lambda: self._reindex(root))
+
+    def _reindex(self, root: Path | None) -> Iterator[IndexEvent]:
         pending = self._pending_model()
         if pending:
             yield from self._reencode(pending)
         roots = [Path(r.path) for r in self.roots()] if root is None else [Path(root)]
         gone = [r for r in roots if not r.exists()]
         for folder in gone:  # a root that vanished: its documents leave the index
-            self.forget(folder)
+            self._forget(folder)
         present = [r for r in roots if r.exists()]
         if present:
-            yield from self.index_paths(present, keep_exclusions=True)
+            self._check_model()
+            yield from self._index(present)
         else:
             yield IndexFinished(IndexSummary(removed=len(gone)))
 
@@ -129,8 +198,11 @@ class Library:
         then it becomes active in one step. Stopping early keeps the vectors encoded so
         far, and the next switch to the same model resumes from there.
         """
-        yield from self._reencode(name, encoder)
-        yield IndexFinished(IndexSummary(passages=len(self.live)))
+        def body() -> Iterator[IndexEvent]:
+            yield from self._reencode(name, encoder)
+            yield IndexFinished(IndexSummary(passages=len(self.live)))
+
+        yield from self._writing(f"re-encoding with {name}", body)
 
     def _reencode(self, name: str, encoder: Encoder | None = None) -> Iterator[IndexProgress]:
         encoder = encoder or _load_encoder(name, self.paths)
@@ -165,6 +237,10 @@ class Library:
         A path inside a root that still exists is remembered as an exclusion, so the next
         scan of the root does not bring it back; indexing that path explicitly lifts it.
         """
+        with self._holding("removing documents"):
+            return self._forget(path)
+
+    def _forget(self, path: Path) -> int:
         key = path_key(Path(path).expanduser().absolute())
         documents = self.store.documents_under(key)
         roots = [r.path for r in self.roots()]
@@ -188,6 +264,15 @@ class Library:
         """Paths inside indexed folders that were forgotten and stay out of re-indexing."""
         return self.store.exclusions()
 
+    def check(self) -> CheckReport:
+        """Checks the database and compares it with the vector index files.
+
+        Holds the write lock, so a writer in another process cannot change things
+        half-way through; its unsaved changes are then on disk.
+        """
+        with self.lock.hold("checking", timeout=self.lock_timeout, on_wait=self.on_busy):
+            return check_library(self.store, self.paths.indexes)
+
     # -- queries -------------------------------------------------------------------------
 
     def search(self, query: str, k: int = 10, *, languages: Collection[str] | None = None,
@@ -197,12 +282,35 @@ class Library:
         query = query.strip()
         if not query:
             return []
+        self._catch_up()
         encoder = encoder or self.encoder
         if encoder.name != self.live.generation.model_name:
             raise ModelMismatchError(self.live.generation.model_name, encoder.name)
         vector = encoder.encode([query], kind="query")[0]
         filters = SearchFilters.of(languages, path_prefix, file_types)
         return search_index(self.store, self.live, vector, k, filters)
+
+    def _catch_up(self) -> None:
+        """Sees documents another process indexed, once it has finished writing.
+
+        While another process writes, its vectors are not on disk yet and reloading
+        would mean rebuilding from the database on every query; the search then
+        answers from what this process has, and catches up on a later query.
+        """
+        if self.lock.held_here or not self._behind():
+            return
+        if self.lock.try_acquire("reloading the vector index"):
+            try:
+                self._sync()
+            finally:
+                self.lock.release()
+
+    def _behind(self) -> bool:
+        """True when another process changed this generation or activated another one."""
+        if self.live.stale() is not None:
+            return True
+        active = self.store.generation("active")
+        return active is not None and active.id != self.live.generation.id
 
     def roots(self) -> list[RootInfo]:
         return [RootInfo(r.path, docs, passages, failed, r.watch)
@@ -231,7 +339,7 @@ class Library:
             failed=failed,
             languages=languages,
             index_kind=self.live.index.kind,
-            db_url=_safe_url(self.db_url),
+            db_url=mask_url(self.db_url),
             home=str(self.paths.home),
             pending_model=self._pending_model(),
         )
@@ -266,9 +374,3 @@ def _set_registry_active(name: str, paths: DataPaths) -> None:
     from engine.models import set_active
 
     set_active(name, paths)
-
-
-def _safe_url(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)

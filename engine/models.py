@@ -23,6 +23,8 @@ from pathlib import Path
 
 from engine.config import DataPaths, data_paths, load_settings, save_settings
 from engine.errors import InputError, ModelError
+from engine.model_archive import unpack_model
+from engine.model_files import contained, validate_manifest
 
 log = logging.getLogger(__name__)
 
@@ -108,10 +110,14 @@ def read_manifest(folder: Path) -> ModelManifest:
     path = Path(folder) / MANIFEST_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        manifest = ModelManifest.from_dict(data)
     except FileNotFoundError as e:
         raise ModelError(f"model manifest is missing: {path}", path) from e
-    except (OSError, ValueError, TypeError) as e:
+    except (OSError, ValueError) as e:
+        raise ModelError(f"model manifest is unreadable: {path} ({e})", path) from e
+    validate_manifest(data, path)  # types, ranges, and every file name kept inside `folder`
+    try:
+        manifest = ModelManifest.from_dict(data)
+    except (TypeError, ValueError) as e:
         raise ModelError(f"model manifest is unreadable: {path} ({e})", path) from e
     if manifest.family not in FAMILIES:
         raise ModelError(f"{path}: unknown model family {manifest.family!r}", path)
@@ -142,7 +148,7 @@ def verify_files(folder: Path, manifest: ModelManifest, names=None) -> None:
     stamps = _read_stamps(folder)
     changed = False
     for name in names if names is not None else manifest.files:
-        path = folder / name
+        path = contained(folder, name)
         expected = manifest.files.get(name)
         if expected is None:
             raise ModelError(f"{path}: not listed in the model manifest", path)
@@ -234,7 +240,7 @@ def export_model(name: str, dest_zip: Path, paths: DataPaths | None = None) -> P
         for rel in [MANIFEST_FILE, *manifest.files]:
             # ONNX weights barely compress; storing them keeps export fast
             method = zipfile.ZIP_DEFLATED if rel.endswith((".json", ".txt")) else zipfile.ZIP_STORED
-            zf.write(folder / rel, f"{name}/{rel}", compress_type=method)
+            zf.write(contained(folder, rel), f"{name}/{rel}", compress_type=method)
     os.replace(tmp, dest_zip)
     return dest_zip
 
@@ -250,7 +256,7 @@ def import_model(
     paths.models.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".import-", dir=paths.models))
     try:
-        folder = _unpack(source, staging)
+        folder = unpack_model(source, staging)
         manifest = read_manifest(folder)
         check_name(manifest.name)
         verify_files(folder, manifest)
@@ -292,27 +298,6 @@ def install_folder(folder: Path, target: Path) -> None:
     if target.exists():
         shutil.rmtree(target)
     os.replace(folder, target)
-
-
-def _unpack(source: Path, staging: Path) -> Path:
-    """Copies or extracts `source` into `staging`; returns the folder holding the manifest."""
-    if source.is_dir():
-        dest = staging / "model"
-        shutil.copytree(source, dest, ignore=shutil.ignore_patterns(VERIFIED_FILE))
-        return dest
-    try:
-        with zipfile.ZipFile(source) as zf:
-            for member in zf.namelist():
-                parts = Path(member).parts
-                if Path(member).is_absolute() or ".." in parts:
-                    raise ModelError(f"{source}: unsafe path in archive: {member}", source)
-            zf.extractall(staging)
-    except zipfile.BadZipFile as e:
-        raise ModelError(f"{source} is not a model archive (.zip): {e}", source) from e
-    candidates = [p.parent for p in staging.rglob(MANIFEST_FILE)]
-    if len(candidates) != 1:
-        raise ModelError(f"{source}: expected one {MANIFEST_FILE}, found {len(candidates)}", source)
-    return candidates[0]
 
 
 def choose_variant(manifest: ModelManifest, device: str, variant: str | None) -> str:

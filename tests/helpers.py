@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -33,3 +34,31 @@ class WordEncoder:
                 out[row, zlib.crc32(word.encode()) % self.dim] += 1.0
         out[:, 0] += 1e-3  # no zero vectors for empty or punctuation-only texts
         return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def assert_database_matches_vector_file(home: Path) -> int:
+    """DB passages == ids of the saved FAISS file, and that file is current; returns the
+    number of documents indexed."""
+    from sqlalchemy import select
+
+    from engine.config import data_paths
+    from engine.index.live_index import LiveIndex
+    from engine.index.vectors import VectorIndex
+    from engine.library import Library
+    from engine.store.schema import Passage
+
+    library = Library.open(data_paths(home), encoder=WordEncoder())
+    try:
+        generation = library.store.generation("active")
+        with library.store.session() as s:
+            db_ids = np.array(sorted(s.scalars(select(Passage.id))), dtype=np.int64)
+        saved = VectorIndex.load(LiveIndex.file_for(data_paths(home).indexes, generation.id),
+                                 expected_generation=generation.version, dim=generation.dim)
+        assert saved is not None, "the saved vector file is not the database's current version"
+        assert np.array_equal(np.sort(saved.ids()), db_ids)
+        report = library.check()
+        assert report.ok, report.problems
+        assert len(db_ids) >= library.status().documents > 0
+        return library.status().documents
+    finally:
+        library.close()

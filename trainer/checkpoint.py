@@ -11,21 +11,28 @@ Run folder layout::
 A checkpoint is written into a temporary folder and renamed into place, and `latest.json`
 is replaced atomically afterwards, so `latest.json` always names a complete checkpoint.
 Older checkpoints are deleted once a newer one is complete.
+
+A run folder may come from someone else, so resuming trusts nothing in it: `state.pt`
+holds only tensors, dicts, lists, numbers and strings and is read with
+`torch.load(weights_only=True)` (a pickle could run code), and the path in `latest.json`
+must lie inside the run folder.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from engine.errors import InputError
+from engine.model_files import contained
 from trainer.config import TrainConfig
 
 LATEST = "latest.json"
@@ -44,16 +51,27 @@ class TrainState:
 
 
 def rng_state() -> dict:
-    state = {"python": random.getstate(), "numpy": np.random.get_state(),
-             "torch": torch.get_rng_state()}
+    """Every generator's state as tensors and numbers (loadable with weights_only)."""
+    version, mt_words, gauss = random.getstate()
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    state = {
+        "python": {"version": version, "words": torch.tensor(mt_words, dtype=torch.int64),
+                   "gauss": gauss},
+        "numpy": {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                  "has_gauss": int(has_gauss), "gauss": float(cached)},
+        "torch": torch.get_rng_state(),
+    }
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
 
 
 def set_rng_state(state: dict) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    python, numpy_state = state["python"], state["numpy"]
+    random.setstate((python["version"], tuple(int(w) for w in python["words"].tolist()),
+                     python["gauss"]))
+    np.random.set_state((numpy_state["kind"], numpy_state["keys"].numpy().astype(np.uint32),
+                         numpy_state["pos"], numpy_state["has_gauss"], numpy_state["gauss"]))
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
@@ -82,7 +100,7 @@ def save_checkpoint(out_dir: Path, config: TrainConfig, model, optimizer, schedu
     tmp.mkdir()
     save_model(model, tmp)
     torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "rng": rng_state(), "state": state.__dict__}, tmp / "state.pt")
+                "rng": rng_state(), "state": _plain(state)}, tmp / "state.pt")
     (tmp / "config.json").write_text(config.to_json(), encoding="utf-8")
     final = root / name
     shutil.rmtree(final, ignore_errors=True)
@@ -94,21 +112,37 @@ def save_checkpoint(out_dir: Path, config: TrainConfig, model, optimizer, schedu
     return final
 
 
+def _plain(state: TrainState) -> dict:
+    """The state as built-in types only (a numpy float would need a pickle to load)."""
+    data = dict(state.__dict__)
+    if data["best_dev"] is not None:
+        data["best_dev"] = float(data["best_dev"])
+    return data
+
+
 def latest_checkpoint(out_dir: Path) -> Path | None:
+    """The checkpoint `latest.json` names, kept inside `out_dir`; None before the first one."""
+    latest = out_dir / LATEST
     try:
-        data = json.loads((out_dir / LATEST).read_text(encoding="utf-8"))
+        data = json.loads(latest.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
-        raise InputError(f"{out_dir / LATEST} is unreadable: {e}") from e
-    path = out_dir / data["path"]
+        raise InputError(f"{latest} is unreadable: {e}") from e
+    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
+        raise InputError(f"{latest} does not name a checkpoint (expected {{\"path\": ...}})")
+    path = contained(out_dir, data["path"], "checkpoint", source=str(latest), error=InputError)
     return path if (path / "state.pt").is_file() else None
 
 
 def load_head(path: Path, model) -> None:
     """The MLP head saved beside a checkpoint's (or best) model folder, if the model has one."""
     if model.mlp is not None:
-        model.mlp.load_state_dict(torch.load(path / "head.pt", weights_only=True))
+        head = _torch_load(path / "head.pt")
+        try:
+            model.mlp.load_state_dict(head)
+        except (RuntimeError, TypeError, AttributeError) as e:
+            raise InputError(f"{path / 'head.pt'}: does not fit this model's head: {str(e)[:300]}") from e
 
 
 def load_checkpoint(path: Path, optimizer, scheduler) -> TrainState:
@@ -116,11 +150,53 @@ def load_checkpoint(path: Path, optimizer, scheduler) -> TrainState:
 
     The weights are loaded by the caller from `path / "model"` before the optimiser is made.
     """
-    saved = torch.load(path / "state.pt", weights_only=False)
-    optimizer.load_state_dict(saved["optimizer"])
-    scheduler.load_state_dict(saved["scheduler"])
-    set_rng_state(saved["rng"])
-    return TrainState(**saved["state"])
+    saved = _read_state(path / "state.pt")
+    state = _train_state(saved["state"], path / "state.pt")
+    try:
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        set_rng_state(saved["rng"])
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as e:
+        raise InputError(f"{path / 'state.pt'}: the optimiser or random state does not fit "
+                         f"this run: {str(e)[:300]}") from e
+    return state
+
+
+def _read_state(file: Path) -> dict:
+    """state.pt as data only; InputError when it holds anything else or is damaged."""
+    saved = _torch_load(file)
+    keys = ("optimizer", "scheduler", "rng", "state")
+    if not isinstance(saved, dict) or any(k not in saved for k in keys):
+        raise InputError(f"{file}: not a Babelfind training checkpoint (expected the keys "
+                         f"{', '.join(keys)})")
+    return saved
+
+
+def _torch_load(file: Path):
+    """A torch file as data only (weights_only: a pickle could run code)."""
+    try:
+        return torch.load(file, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        raise InputError(f"{file}: refusing to resume from it: it holds Python objects other "
+                         f"than tensors and plain data (made elsewhere, or by an older "
+                         f"Babelfind?): {str(e)[:200]}") from e
+    except (RuntimeError, EOFError, OSError, ValueError) as e:
+        raise InputError(f"{file}: not a readable checkpoint (truncated or damaged?): "
+                         f"{str(e)[:300]}") from e
+
+
+def _train_state(data: object, file: Path) -> TrainState:
+    types = {"step": int, "micro_batch": int, "best_step": (int, type(None)),
+             "best_dev": (float, int, type(None)), "corpus_fingerprint": str}
+    names = [f.name for f in fields(TrainState)]
+    if not isinstance(data, dict) or sorted(data) != sorted(names) or not all(
+            isinstance(data[k], types[k]) and not isinstance(data[k], bool) for k in names):
+        raise InputError(f"{file}: its training state is not what Babelfind saves "
+                         f"({', '.join(names)})")
+    if data["step"] < 0 or data["micro_batch"] < 1:
+        raise InputError(f"{file}: step {data['step']} or micro-batch {data['micro_batch']} "
+                         "out of range")
+    return TrainState(**data)
 
 
 def save_best(out_dir: Path, model, step: int, dev: float | None) -> Path:

@@ -37,12 +37,11 @@ from engine.encoders.laser_tokenizer import LaserTokenizer, read_cvocab, with_sp
 from engine.errors import InputError, ModelError
 from engine.models import ModelManifest, build_model, check_name, model_dir
 from trainer.export import OPSET, PARITY_MIN_COSINE, PARITY_SENTENCES, Progress, cosine_rows
+from trainer.laser_checks import check_params
 
 log = logging.getLogger(__name__)
 
 REQUIRED_KEYS = ("params", "model", "dictionary")
-PARAM_NAMES = ("num_embeddings", "padding_idx", "embed_dim", "hidden_size", "num_layers",
-               "bidirectional", "left_pad", "padding_value")
 SPM_FILE = "laser.spm"
 CVOCAB_FILE = "laser.cvocab"
 MAX_LENGTH = 1024  # tokens per text, </s> included; LASER itself never truncates
@@ -155,7 +154,8 @@ def load_laser_checkpoint(path: Path) -> tuple[LaserLstm, dict, dict[str, int]]:
         raise ModelError(f"{path}: not a LASER BiLSTM checkpoint: missing key(s) "
                          f"{', '.join(missing)} (found {', '.join(map(str, state)) or 'none'})",
                          path)
-    params = _check_params(path, state["params"])
+    # sizes checked against the weights' shapes before LaserLstm allocates anything
+    params = check_params(path, state["params"], state["model"], LaserLstm)
     encoder = LaserLstm(**params)
     try:
         encoder.load_state_dict(state["model"], strict=True)
@@ -177,19 +177,6 @@ def _torch_load(path: Path):
     except (RuntimeError, EOFError, OSError, ValueError) as e:
         raise ModelError(f"{path}: not a readable torch checkpoint (truncated or damaged?): "
                          f"{str(e)[:300]}", path) from e
-
-
-def _check_params(path: Path, params) -> dict:
-    if not isinstance(params, dict):
-        raise ModelError(f"{path}: 'params' must be a dict of encoder arguments", path)
-    unknown = sorted(set(params) - set(PARAM_NAMES))
-    if unknown:
-        raise ModelError(f"{path}: 'params' has arguments a LASER BiLSTM does not take: "
-                         f"{', '.join(map(str, unknown))} (an architecture not supported)", path)
-    for key in ("num_embeddings", "padding_idx"):
-        if not isinstance(params.get(key), int):
-            raise ModelError(f"{path}: 'params' lacks an integer {key!r}", path)
-    return dict(params)
 
 
 def _check_dictionary(path: Path, dictionary, params: dict) -> dict[str, int]:

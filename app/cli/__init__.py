@@ -13,10 +13,14 @@ import importlib
 import logging
 import sys
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from engine.errors import BabelfindError
+from engine.store.urls import one_line, scrub
 
 COMMAND_MODULES = (
     "app.cli.library_commands",
+    "app.cli.check_command",
     "app.cli.model_commands",
     "app.cli.mine_command",
     "app.cli.train_command",
@@ -30,6 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--db", help="SQLAlchemy database URL (default: SQLite in BABELFIND_HOME)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    waiting = parser.add_mutually_exclusive_group()
+    waiting.add_argument("--wait", type=float, metavar="SECONDS", dest="lock_timeout",
+                         help="while another Babelfind process writes to the library, wait at "
+                              "most this long (default: until it finishes)")
+    waiting.add_argument("--no-wait", action="store_const", const=0.0, dest="lock_timeout",
+                         help="fail at once if another Babelfind process is writing")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         try:
@@ -55,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except OSError as e:  # a disk or permission problem, not a bug: one line, no traceback
         print(f"babelfind: error: {e}", file=sys.stderr)
+        return 1
+    except SQLAlchemyError as e:  # damage found while working: say so, point at the check
+        print(f"babelfind: error: database error: {scrub(one_line(e), args.db or '')}; "
+              "run 'babelfind check'", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("babelfind: interrupted", file=sys.stderr)

@@ -47,7 +47,18 @@ def open_library(args: argparse.Namespace):
 
     paths = data_paths()
     ensure_default_models(paths, progress=_first_run_progress())
-    return Library.open(paths, db_url=args.db)
+    return Library.open(paths, db_url=args.db, **lock_options(args))
+
+
+def lock_options(args) -> dict:
+    """How long to wait for another process writing to the library, and how to say so."""
+    return {"lock_timeout": getattr(args, "lock_timeout", None), "on_busy": tell_waiting}
+
+
+def tell_waiting(holder) -> None:
+    from engine.locking import waiting_message
+
+    print(f"babelfind: {waiting_message(holder)}", file=sys.stderr, flush=True)
 
 
 def _first_run_progress():
@@ -75,9 +86,14 @@ def drive(events, show_progress: bool = True) -> IndexSummary:
 
     bar = None
     summary = IndexSummary()
+    told_waiting = False
     try:
         for event in events:
-            if isinstance(event, IndexProgress) and show_progress:
+            if isinstance(event, IndexProgress) and event.waiting:
+                if not told_waiting:  # once: the wait may be long, the line stays true
+                    print(f"babelfind: {event.waiting}", file=sys.stderr, flush=True)
+                    told_waiting = True
+            elif isinstance(event, IndexProgress) and show_progress:
                 if bar is None:
                     bar = tqdm(total=event.files_total, unit=event.unit.rstrip("s"), file=sys.stderr, leave=False)
                 bar.total = event.files_total

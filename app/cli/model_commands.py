@@ -122,10 +122,10 @@ def _switch_library(args, name: str, paths) -> bool:
     has_library = db_url or paths.db_url != paths.default_db_url or (paths.home / "babelfind.db").exists()
     if not has_library:
         return False
-    from app.cli.library_commands import drive
+    from app.cli.library_commands import drive, lock_options
     from engine.library import Library
 
-    library = Library.open(paths, db_url=db_url)
+    library = Library.open(paths, db_url=db_url, **lock_options(args))
     try:
         drive(library.switch_model(name), show_progress=sys.stderr.isatty())
     finally:

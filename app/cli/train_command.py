@@ -186,10 +186,10 @@ def _switch(args, paths) -> bool:
     has_library = getattr(args, "db", None) or (paths.home / "babelfind.db").exists()
     if not has_library:
         return False
-    from app.cli.library_commands import drive
+    from app.cli.library_commands import drive, lock_options
     from engine.library import Library
 
-    library = Library.open(paths, db_url=getattr(args, "db", None))
+    library = Library.open(paths, db_url=getattr(args, "db", None), **lock_options(args))
     try:
         drive(library.switch_model(args.out), show_progress=sys.stderr.isatty())
     finally:

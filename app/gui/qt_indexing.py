@@ -37,6 +37,8 @@ def progress_text(event: IndexProgress) -> str:
 
     Files count once stored; a model switch counts passages (`event.unit`).
     """
+    if event.waiting:
+        return event.waiting
     unit = event.unit
     parts = [f"{event.files_done:,} / {event.files_total:,} {unit}"]
     if unit == "files":  # while re-encoding, the passages are what is counted already

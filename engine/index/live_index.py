@@ -3,6 +3,12 @@
 On open it loads the saved file if that file reflects the database's current version
 of the generation; otherwise (the app was killed, the file is damaged) it rebuilds the
 index from the stored vectors, without re-encoding anything.
+
+`version` is the generation version the in-memory index actually holds, and the file is
+stamped with that, never with whatever the database says at save time: another process
+may have committed passages this one never saw (the file would then claim them and the
+next open would trust it). Writers hold the library's write lock (engine.locking) and
+call `refresh()` after taking it, so they start from everything committed before.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.store import GenerationInfo, Store
+from engine.index.vector_file import read_trailer
 from engine.index.vectors import VectorIndex, VectorIndexConfig
 
 log = logging.getLogger(__name__)
@@ -27,6 +34,7 @@ class LiveIndex:
                  config: VectorIndexConfig):
         self.store = store
         self.generation = generation
+        self.version = generation.version  # what `index` holds (see the module docstring)
         self.folder = folder
         self.index = index
         self.config = config
@@ -42,10 +50,31 @@ class LiveIndex:
         index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim)
         live = cls(store, generation, folder, index, config) if index is not None else None
         if live is None:
+            # `generation.version` was read before the vectors: if a writer commits while
+            # they are read, the file's stamp is older than the database and is redone.
             log.info("rebuilding the vector index of generation %d from stored vectors", generation.id)
             live = cls(store, generation, folder, cls._rebuild(store, generation, config), config)
             live.save()
         return live
+
+    def stale(self) -> GenerationInfo | None:
+        """The database's newer state of this generation when another writer changed it."""
+        current = self.store.generation_by_id(self.generation.id)
+        if current is None or current.version == self.version:
+            return None
+        return current
+
+    def refresh(self) -> bool:
+        """Reloads from the file (or the stored vectors) if the database moved on; True if so."""
+        current = self.stale()
+        if current is None:
+            return False
+        log.info("generation %d changed in another process (version %d -> %d); reloading",
+                 current.id, self.version, current.version)
+        fresh = LiveIndex.open(self.store, current, self.folder, self.config)
+        self.index, self.generation, self.version = fresh.index, current, fresh.version
+        self._dirty = False
+        return True
 
     @staticmethod
     def file_for(folder: Path, generation_id: int) -> Path:
@@ -61,20 +90,36 @@ class LiveIndex:
         return VectorIndex.build(generation.dim, ids, vectors, config=config)
 
     def apply(self, removed: Sequence[int], added: Sequence[int], vectors: np.ndarray | None) -> None:
-        """Mirrors a committed change: drop `removed` ids, then add `added` with `vectors`."""
+        """Mirrors a committed change: drop `removed` ids, then add `added` with `vectors`.
+
+        The caller holds the library's write lock, so the database's version right after
+        its commit is the one this index now holds.
+        """
         if len(removed):
             self.index.remove(np.asarray(removed, dtype=np.int64))
         if len(added):
             self.index.add(np.asarray(added, dtype=np.int64), vectors)
+        current = self.store.generation_by_id(self.generation.id)
+        if current is not None:
+            self.version = current.version
         self._dirty = self._dirty or bool(len(removed) or len(added))
 
     def save(self) -> None:
-        """Writes the index atomically, stamped with the database's current version."""
+        """Writes the index atomically, stamped with the version it holds.
+
+        A file a later writer saved (its stamp newer than ours, not newer than the
+        database) is kept; one from a database restored to an older state is replaced.
+        """
         current = self.store.generation_by_id(self.generation.id)
         if current is None:
             return
-        self.generation = current
-        self.index.save(self.file_for(self.folder, current.id), generation=current.version)
+        path = self.file_for(self.folder, self.generation.id)
+        stamp = (read_trailer(path) or {}).get("generation")
+        if isinstance(stamp, int) and self.version < stamp <= current.version:
+            log.info("keeping %s: it holds version %d, newer than this process's %d",
+                     path, stamp, self.version)
+        else:
+            self.index.save(path, generation=self.version)
         self._dirty = False
         self._last_save = time.monotonic()
 

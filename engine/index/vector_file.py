@@ -96,6 +96,21 @@ def read_index_file(path: Path, *, expected_generation: int, dim: int):
     return index, trailer
 
 
+def read_trailer(path: Path) -> dict | None:
+    """The trailer of a saved index file (generation, count, dim...), without loading it.
+
+    None when there is no file or it is not a complete one of ours.
+    """
+    try:
+        with open(path, "rb") as f:
+            return _read_trailer(f, path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, struct.error) as e:
+        log.warning("unreadable vector index %s: %s", path, e)
+        return None
+
+
 def _read_trailer(f, path: Path) -> dict | None:
     f.seek(0, os.SEEK_END)
     file_size = f.tell()

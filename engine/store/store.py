@@ -22,6 +22,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from engine.errors import StoreError
 from engine.store.exclusions import ExclusionsMixin
 from engine.store.schema import Document, IndexGeneration, Passage, Root, Vector
+from engine.store.migrate import migrate
+from engine.store.urls import mask_url, one_line, scrub
 
 log = logging.getLogger(__name__)
 
@@ -138,18 +140,17 @@ class Store(ExclusionsMixin):
             store = cls(engine)
             store.migrate()
             return store
-        except (SQLAlchemyError, OSError) as e:
-            raise StoreError(f"cannot open the database {_safe_url(url)}: {e}") from e
+        except ImportError as e:  # the dialect's driver (mysqlclient, psycopg...) is absent
+            raise StoreError(f"cannot open the database {mask_url(url)}: its driver is not "
+                             f"installed ({e}); install it or use another URL") from e
+        except (SQLAlchemyError, OSError, ValueError, TypeError) as e:
+            # ValueError: a malformed URL part, such as a port that is not a number
+            raise StoreError(f"cannot open the database {mask_url(url)}: "
+                             f"{scrub(one_line(e), url)}") from e
 
     def migrate(self) -> None:
-        from alembic import command
-        from alembic.config import Config
-
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
-        with self.engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+        """Upgrades to the newest schema; safe when several processes start at once."""
+        migrate(self.engine, MIGRATIONS)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -491,14 +492,4 @@ def _check_sqlite_folder(url: str) -> None:
         return
     folder = Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent
     if not folder.is_dir():
-        raise StoreError(f"cannot open the database {_safe_url(url)}: the folder {folder} does not exist")
-
-
-def _safe_url(url: str) -> str:
-    """The URL without its password, for messages."""
-    try:
-        from sqlalchemy.engine import make_url
-
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - a malformed URL is itself the error being reported
-        return "<invalid URL>"
+        raise StoreError(f"cannot open the database {mask_url(url)}: the folder {folder} does not exist")

@@ -233,3 +233,30 @@ def test_official_laser2_checkpoint_gives_published_vector(shared_data, tmp_path
     export_laser(files[0], files[1], files[2], "laser2", paths=paths)
     served = load_encoder("laser2", paths=paths, device="cpu").encode([OFFICIAL_SENTENCE])[0]
     np.testing.assert_allclose(served, (raw / raw.norm()).numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"num_embeddings": 10**12}, "num_embeddings = 1000000000000 is not a size"),
+    ({"num_embeddings": 1e12}, "lacks an integer 'num_embeddings'"),
+    ({"hidden_size": 10**9}, "hidden_size = 1000000000 is not a size"),
+    ({"embed_dim": 0}, "embed_dim = 0 is not a size"),
+    ({"num_layers": "2"}, "num_layers = '2' is not a size"),
+    ({"bidirectional": "yes"}, "bidirectional must be true or false"),
+    ({"padding_idx": 10**6}, "padding_idx 1000000 is not one of"),
+    ({"num_embeddings": 5_000_000}, r"embed_tokens.weight has shape \(181, 12\), not \(5000000, 12\)"),
+    ({"hidden_size": 4096}, "lstm.weight_ih_l0 has shape"),
+    ({"num_layers": 40}, "they lack 'lstm.weight_ih_l2'"),
+])
+def test_absurd_sizes_are_refused_before_allocating(laser_files, tmp_path, monkeypatch, changes, message):
+    state = torch.load(laser_files.checkpoint, weights_only=True)
+    state["params"] = state["params"] | changes
+    path = tmp_path / "absurd.pt"
+    torch.save(state, path)
+    monkeypatch.setattr(torch.nn.Embedding, "__init__", _no_allocation)
+    with pytest.raises(ModelError, match=message) as excinfo:
+        load_laser_checkpoint(path)
+    assert excinfo.value.path == path
+
+
+def _no_allocation(*args, **kwargs):
+    raise AssertionError("LaserLstm was built before its sizes were checked")

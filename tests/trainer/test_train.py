@@ -174,7 +174,7 @@ def test_cuda_out_of_memory_halves_the_micro_batch(tmp_path, inputs, monkeypatch
     warnings = [e.message for e in events if isinstance(e, TrainWarning)]
     assert warnings == ["out of memory: micro-batch halved to 4 sentences (2 per step)"]
     assert len(_losses(events)) == 3 and all(math.isfinite(x) for x in _losses(events))
-    state = torch.load(tmp_path / "run" / "checkpoints" / "step-00000003" / "state.pt", weights_only=False)
+    state = torch.load(tmp_path / "run" / "checkpoints" / "step-00000003" / "state.pt", weights_only=True)
     assert state["state"]["micro_batch"] == 4
 
 

@@ -1,0 +1,56 @@
+"""Database URLs shown to people, with every secret masked.
+
+    >>> mask_url("postgresql://me:s3cret@db/lib?sslpassword=x")
+    'postgresql://me:***@db/lib?sslpassword=***'
+
+SQLAlchemy hides the password in `user:password@host` but not one given in the query
+string (`?password=...` works with libpq), so both are masked here, and `scrub` removes
+the secrets from driver messages that quote the URL or its parts.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+MASK = "***"
+# query keys that carry a secret for the drivers SQLAlchemy supports
+SECRET_KEYS = frozenset({"password", "passwd", "pwd", "pass", "sslpassword", "secret",
+                         "token", "access_token", "api_key", "apikey", "auth_token"})
+_USERINFO = re.compile(r"(://[^:/@?#]*:)([^@/]*)(@)")
+_QUERY_SECRET = re.compile(r"([?&;](?:%s)=)([^&;#]*)" % "|".join(sorted(SECRET_KEYS)), re.I)
+
+
+def mask_url(url: str) -> str:
+    """The URL with its password and secret query values replaced by ***."""
+    masked = _USERINFO.sub(lambda m: m.group(1) + MASK + m.group(3), str(url))
+    return _QUERY_SECRET.sub(lambda m: m.group(1) + MASK, masked)
+
+
+def secrets_of(url: str) -> list[str]:
+    """The secret strings in a URL (as written and percent-decoded), longest first."""
+    found = [m.group(2) for m in _USERINFO.finditer(str(url))]
+    found += [m.group(2) for m in _QUERY_SECRET.finditer(str(url))]
+    values = {v for s in found if s for v in (s, unquote(s))}
+    return sorted(values, key=len, reverse=True)
+
+
+def scrub(text: str, url: str) -> str:
+    """`text` (a driver's error message) with the URL's secrets masked."""
+    if not url:
+        return str(text)
+    text = text.replace(str(url), mask_url(url))
+    for secret in secrets_of(url):
+        text = text.replace(secret, MASK)
+    return text
+
+
+def one_line(error) -> str:
+    """A driver message (or an exception) as one line, without the SQL statement and
+    SQLAlchemy's "Background on this error" link."""
+    orig = getattr(error, "orig", None)  # DBAPIError: the driver's own error says it all
+    if isinstance(orig, BaseException):
+        error = f"{str(orig) or type(orig).__name__}"
+    lines = [line.strip() for line in str(error).splitlines()]
+    kept = [line for line in lines if line and not line.startswith("(Background on this error")]
+    return " ".join(kept)
