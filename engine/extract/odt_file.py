@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
 from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+from engine.extract.limits import Budget, check_archive
 from engine.extract.sniff import ZIP_MAGIC
 
 _BLOCK_TAGS = ("text:p", "text:h")
@@ -49,16 +50,22 @@ def _title(doc) -> str | None:
     return None
 
 
-def extract_odt(path: Path, data: bytes) -> ExtractedText:
-    """Text of an .odt file."""
+def extract_odt(path: Path, data: bytes, budget: Budget | None = None) -> ExtractedText:
+    """Text of an .odt file.
+
+    Example: extract_odt(Path("a.odt"), data).format == "odt"
+    """
     if not data.startswith(ZIP_MAGIC):
         raise CorruptDocumentError(path, "not a valid ODT file (not a zip archive)")
+    budget = budget or Budget.start(path)
+    check_archive(path, data, budget, "ODT")
     _check_not_encrypted(path, data)
     from odf.opendocument import load
     from xml.sax import SAXException
 
     try:
         doc = load(io.BytesIO(data))
+        budget.check_time()
         paragraphs = _paragraphs(doc.text)
         title = _title(doc)
     except (zipfile.BadZipFile, KeyError, ValueError, SAXException, AttributeError, EOFError) as e:

@@ -19,6 +19,7 @@ from engine.errors import (
     DocumentTooLargeError,
     EncryptedDocumentError,
     ExtractionError,
+    NotRegularFileError,
     UnsupportedFormatError,
 )
 from engine.extract import extract, sniff_format
@@ -218,13 +219,13 @@ def test_unreadable_file_permission_denied(tmp_path):
 
 def test_folder_named_like_a_document(tmp_path):
     (tmp_path / "folder.txt").mkdir()
-    assert_fails(tmp_path / "folder.txt", ExtractionError, "cannot read: a folder")
+    assert_fails(tmp_path / "folder.txt", NotRegularFileError, "cannot read: a folder")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 def test_fifo_does_not_hang(tmp_path):
     os.mkfifo(tmp_path / "pipe.txt")
-    assert_fails(tmp_path / "pipe.txt", ExtractionError, "cannot read: not a regular file")
+    assert_fails(tmp_path / "pipe.txt", NotRegularFileError, "cannot read: not a regular file")
     assert sniff_format(tmp_path / "pipe.txt") is None
 
 
@@ -242,17 +243,19 @@ def test_file_deleted_before_read(tmp_path):
     assert_fails(path, ExtractionError, "file not found (moved or deleted?)")
 
 
-def test_file_vanishing_between_stat_and_open(tmp_path, monkeypatch):
+def test_file_vanishing_between_scan_and_open(tmp_path, monkeypatch):
+    import engine.safe_open
+
     path = tmp_path / "racy.txt"
     path.write_text("here at scan time")
-    real_open = Path.open
+    real_open = os.open
 
-    def delete_then_open(self, *args, **kwargs):
-        if self == path:
-            os.unlink(self)
-        return real_open(self, *args, **kwargs)
+    def delete_then_open(name, *args, **kwargs):
+        if Path(name) == path:
+            os.unlink(name)
+        return real_open(name, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "open", delete_then_open)
+    monkeypatch.setattr(engine.safe_open.os, "open", delete_then_open)
     assert_fails(path, ExtractionError, "file not found (moved or deleted?)")
 
 
