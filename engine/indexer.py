@@ -21,13 +21,15 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.config import ExtractLimits
 from engine.encoders.base import Encoder
 from engine.errors import BabelfindError, ExtractionError
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
-from engine.extract import SUPPORTED_EXTENSIONS, extract, page_of
+from engine.extract import SUPPORTED_EXTENSIONS, extract_data, page_of, short_error
 from engine.langid import detect_language, detect_languages, document_language
 from engine.index.live_index import LiveIndex
 from engine.scan import path_key, scan_files
+from engine.safe_open import os_error_reason, read_regular
 from engine.segment import segment
 from engine.store import DocumentState, DocumentWrite, FailureWrite, NewPassage, Store
 
@@ -46,6 +48,8 @@ class IndexerConfig:
     passage_overlap: int = 1
     # The FAISS file is rewritten at most this often during a run, and always at the end.
     save_every_s: float = 30.0
+    # Unpacked size, pages and seconds one document may cost (zip bombs, page bombs).
+    limits: ExtractLimits = field(default_factory=ExtractLimits)
 
 
 @dataclass
@@ -171,20 +175,24 @@ class Indexer:
                       f"the limit is {self.config.max_file_bytes / 2**20:.0f} MB)")
             return self._failure(run, key, file, info.st_size, info.st_mtime, None, reason)
         try:
-            digest = _sha256(file)
-        except OSError as e:
-            return self._failure(run, key, file, info.st_size, info.st_mtime, None,
-                                 _os_reason(e))
+            data = _read_document(file, self.config.max_file_bytes)
+        except ExtractionError as e:
+            cause = e.__cause__
+            reason = _os_reason(cause) if isinstance(cause, OSError) else e.reason
+            return self._failure(run, key, file, info.st_size, info.st_mtime, None, reason)
+        digest = hashlib.sha256(data).hexdigest()
         if state and state.content_hash == digest:
             self.store.touch_document(key, info.st_size, info.st_mtime)
             return self._unchanged(run, key, state)
         with _Timer(run, "extract"):
             try:
-                return self._prepare(file, key, info, digest)
+                return self._prepare(file, key, info, digest, data)
             except BabelfindError as e:
                 reason = getattr(e, "reason", str(e))
-                return self._failure(run, key, file, info.st_size, info.st_mtime, digest,
-                                     reason)
+            except Exception as e:  # noqa: BLE001 -- one file must never end the run
+                log.exception("unexpected error while indexing %s", file)
+                reason = f"could not be read ({short_error(e)})"
+            return self._failure(run, key, file, info.st_size, info.st_mtime, digest, reason)
 
     def _unchanged(self, run: _Run, key: str, state: DocumentState) -> None:
         run.unchanged += 1
@@ -197,8 +205,9 @@ class Indexer:
         run.skipped.append(SkippedFile(key, reason))
         return FailureWrite(key, size, mtime, digest, _file_type(file), reason)
 
-    def _prepare(self, file: Path, key: str, info: os.stat_result, digest: str) -> DocumentWrite:
-        extracted = extract(file)
+    def _prepare(self, file: Path, key: str, info: os.stat_result, digest: str,
+                 data: bytes) -> DocumentWrite:
+        extracted = extract_data(file, data, limits=self.config.limits)
         spans = segment(
             extracted.text,
             # The language's abbreviation and ordinal rules ("16. Jahrhundert") help the splitter.
@@ -250,12 +259,9 @@ class Indexer:
             self.live.save_if_due(self.config.save_every_s)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _read_document(path: Path, max_bytes: int) -> bytes:
+    """The file's bytes, read once: hashed, then extracted (no second open to race with)."""
+    return read_regular(path, max_bytes)
 
 
 def _file_type(path: Path) -> str:
@@ -265,6 +271,4 @@ def _file_type(path: Path) -> str:
 def _os_reason(error: OSError) -> str:
     if isinstance(error, FileNotFoundError):
         return "the file disappeared before it could be read"
-    if isinstance(error, PermissionError):
-        return "permission denied"
-    return error.strerror or str(error)
+    return os_error_reason(error)

@@ -21,7 +21,7 @@ from engine.errors import InputError, ModelMismatchError, NotIndexedError
 from engine.events import DocumentHit, IndexEvent, IndexFinished, IndexProgress, IndexSummary, SkippedFile
 from engine.indexer import Indexer, IndexerConfig
 from engine.index.live_index import LiveIndex
-from engine.scan import path_key
+from engine.scan import key_path, path_key
 from engine.search import SearchFilters, search_index
 from engine.store import Store
 
@@ -103,7 +103,7 @@ class Library:
         pending = self._pending_model()
         if pending:
             yield from self._reencode(pending)
-        roots = [Path(r.path) for r in self.roots()] if root is None else [Path(root)]
+        roots = [key_path(r.path) for r in self.roots()] if root is None else [Path(root)]
         gone = [r for r in roots if not r.exists()]
         for folder in gone:  # a root that vanished: its documents leave the index
             self.forget(folder)
