@@ -123,7 +123,8 @@ def _guarded_extractor(path: Path, data: bytes, fmt: str, budget: Budget) -> Ext
     except RecursionError as e:
         raise CorruptDocumentError(path, f"damaged {fmt.upper()} file (nested too deeply)") from e
     except Exception as e:  # noqa: BLE001 -- see the docstring
-        log.warning("%s: %s parser failed", path, fmt, exc_info=True)
+        # INFO, not WARNING: the skip reason already tells the user; the log file keeps the trace.
+        log.info("%s: %s parser failed", path, fmt, exc_info=True)
         raise CorruptDocumentError(path, f"damaged or unreadable {fmt.upper()} file ({short_error(e)})") from e
 
 
@@ -173,7 +174,7 @@ def extract_data(path: Path, data: bytes, *, limits: ExtractLimits | None = None
     except BabelfindError:
         raise
     except Exception as e:  # noqa: BLE001 -- sniffing opens zip directories of any quality
-        log.warning("%s: sniffing the format failed", path, exc_info=True)
+        log.info("%s: sniffing the format failed", path, exc_info=True)
         raise CorruptDocumentError(path, f"damaged or unreadable file ({short_error(e)})") from e
     extracted = _guarded_extractor(path, data, fmt, budget)
     if not extracted.text:
