@@ -6,6 +6,8 @@ so the tests can prove the limits hold without ever creating the expensive conte
 
 from __future__ import annotations
 
+import functools
+import io
 import struct
 import zipfile
 import zlib
@@ -66,18 +68,23 @@ def wide_page_tree_pdf(path: Path, references: int = 200_000) -> Path:
     return path
 
 
+@functools.lru_cache(maxsize=4)
 def deflate_bomb_member(size: int) -> tuple[bytes, int]:
-    """(raw deflate stream of `size` zero bytes, its CRC-32), made in 1 MiB steps."""
-    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    """(raw deflate stream of `size` zero bytes, its CRC-32); `size` a multiple of 1 MiB.
+
+    One MiB of zeros is compressed once with a full flush, which ends it on a byte
+    boundary with no back-references, so the stream is that piece repeated, then an
+    empty final block: 2 GiB in 2 MB without compressing 2 GiB. Only the CRC walks
+    the whole size (about a second per GiB), hence the cache.
+    """
     block = bytes(1 << 20)
-    crc, parts, left = 0, [], size
-    while left > 0:
-        chunk = block[: min(left, len(block))]
-        crc = zlib.crc32(chunk, crc)
-        parts.append(compressor.compress(chunk))
-        left -= len(chunk)
-    parts.append(compressor.flush())
-    return b"".join(parts), crc
+    assert size % len(block) == 0, size
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    piece = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    for _ in range(size // len(block)):
+        crc = zlib.crc32(block, crc)
+    return piece * (size // len(block)) + b"\x03\x00", crc
 
 
 def write_zip_with_raw_member(path: Path, members: list[tuple[str, bytes]], bomb_name: str,
@@ -119,3 +126,121 @@ def write_zip_with_raw_member(path: Path, members: list[tuple[str, bytes]], bomb
                             len(directory), directory_start, 0))
         f.truncate()
     return path
+
+
+# ---- small valid containers written member by member (the fuzzer's seeds) ----------------
+
+DOCX_MEMBERS = {
+    "[Content_Types].xml": (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>'
+        '<Override PartName="/word/document.xml" ContentType="application/'
+        'vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
+    ),
+    "_rels/.rels": (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        'relationships/officeDocument" Target="word/document.xml"/></Relationships>'
+    ),
+    "word/document.xml": (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+        '<w:p><w:r><w:t>Honey bees dance to show the way.</w:t></w:r></w:p>'
+        '<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Hive</w:t></w:r></w:p></w:tc>'
+        '<w:tc><w:p><w:r><w:t>Comb</w:t></w:r></w:p></w:tc></w:tr></w:tbl>'
+        '<w:p><w:r><w:t>Glaciers move slowly.</w:t></w:r></w:p></w:body></w:document>'
+    ),
+}
+
+ODT_MIMETYPE = "application/vnd.oasis.opendocument.text"
+ODT_MEMBERS = {
+    "mimetype": ODT_MIMETYPE,
+    "META-INF/manifest.xml": (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+        f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{ODT_MIMETYPE}"/>'
+        '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+        '</manifest:manifest>'
+    ),
+    "content.xml": (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2">'
+        '<office:body><office:text><text:h text:outline-level="1">Bees</text:h>'
+        '<text:p>Honey bees dance to show the way.</text:p><text:p>Glaciers move slowly.</text:p>'
+        '</office:text></office:body></office:document-content>'
+    ),
+}
+
+EPUB_CONTAINER = (
+    '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+    '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+    '</rootfiles></container>'
+)
+EPUB_METADATA = (
+    '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Bees</dc:title>'
+    '<dc:identifier id="id">urn:uuid:1</dc:identifier><dc:language>en</dc:language></metadata>'
+)
+EPUB_MANIFEST = (
+    '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>'
+)
+
+
+def epub_members(with_manifest: bool = True) -> dict[str, str]:
+    """Members of a one-chapter EPUB; without the <manifest> ebooklib raised TypeError."""
+    package = (
+        '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" '
+        f'unique-identifier="id">{EPUB_METADATA}{EPUB_MANIFEST if with_manifest else ""}'
+        '<spine><itemref idref="c1"/></spine></package>'
+    )
+    return {
+        "mimetype": "application/epub+zip",
+        "META-INF/container.xml": EPUB_CONTAINER,
+        "OEBPS/content.opf": package,
+        "OEBPS/c1.xhtml": (
+            '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>Bees</title></head>'
+            '<body><p>Honey bees dance to show the way.</p><p>Glaciers move slowly.</p></body></html>'
+        ),
+    }
+
+
+def zip_bytes(members: dict[str, str | bytes]) -> bytes:
+    """A zip of `members` in order; "mimetype" stored, the rest deflated, as the formats want."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, data in members.items():
+            method = zipfile.ZIP_STORED if name == "mimetype" else zipfile.ZIP_DEFLATED
+            zf.writestr(name, data, compress_type=method)
+    return buffer.getvalue()
+
+
+def pdf_document() -> bytes:
+    """A two-page PDF written by fpdf2."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    for text in ("Honey bees dance to show the way.", "Glaciers move slowly."):
+        pdf.add_page()
+        pdf.multi_cell(0, 8, text)
+    return bytes(pdf.output())
+
+
+def seed_documents() -> dict[str, bytes]:
+    """{file name: bytes} of one small valid document per format the engine reads."""
+    return {
+        "a.txt": "Honey bees dance to show the way.\nGlaciers move slowly.\n".encode(),
+        "a.md": b"# Bees\n\n**Honey** bees [dance](x.html).\n\n* one\n* two\n",
+        "a.rst": b"Bees\n====\n\n**Honey** bees dance. ``code``\n",
+        "a.csv": b"name,count\nbees,3\nglaciers,2\n",
+        "a.html": (b"<!doctype html><html><head><title>Bees</title><meta charset='utf-8'></head><body>"
+                   b"<nav>menu</nav><main><h1>Bees</h1><p>Honey bees dance.</p><table><tr><td>a</td>"
+                   b"<td>b</td></tr></table><pre>x\ny</pre></main></body></html>"),
+        "a.pdf": pdf_document(),
+        "a.docx": zip_bytes(DOCX_MEMBERS),
+        "a.odt": zip_bytes(ODT_MEMBERS),
+        "a.epub": zip_bytes(epub_members()),
+    }
