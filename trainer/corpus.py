@@ -166,6 +166,8 @@ def _expand(paths: Iterable[str], extensions: frozenset[str]) -> Iterator[Path]:
             for child in sorted(path.rglob("*")):
                 if child.is_file() and child.suffix.lower() in extensions:
                     yield child
+        elif path.exists():  # a FIFO or device: opening it could block or never end
+            raise InputError(f"{path} is not a regular file or folder")
         else:
             raise InputError(f"{path} does not exist")
 
