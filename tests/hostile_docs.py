@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import io
+import math
 import struct
 import zipfile
 import zlib
@@ -41,18 +42,20 @@ def _page_objects(parent: int) -> list[bytes]:
     ]
 
 
-def shared_page_pdf(path: Path, fanout: int = 46, levels: int = 3) -> Path:
-    """fanout**levels pages (97,336 by default) that are all one page object.
+def shared_page_pdf(path: Path, fanouts: tuple[int, ...] = (99, 1000)) -> Path:
+    """prod(fanouts) pages (99,000 by default) that are all one page object, in ~6 KB.
 
-    Each /Pages node lists the next node `fanout` times, so a few KB declare ~100k pages.
+    The /Pages node of level i lists the node of level i+1 fanouts[i] times; the last
+    level lists the one page. Each /Count tells the truth.
     """
     objects = [b"<< /Type /Catalog /Pages 2 0 R >>"]
-    for level in range(levels):
+    for level, fanout in enumerate(fanouts):
         number = 2 + level
         kids = b" ".join([b"%d 0 R" % (number + 1)] * fanout)
         parent = b"" if level == 0 else b"/Parent %d 0 R " % (number - 1)
-        objects.append(b"<< /Type /Pages %s/Kids [%s] /Count %d >>" % (parent, kids, fanout ** (levels - level)))
-    objects += _page_objects(parent=1 + levels)
+        count = math.prod(fanouts[level:])
+        objects.append(b"<< /Type /Pages %s/Kids [%s] /Count %d >>" % (parent, kids, count))
+    objects += _page_objects(parent=1 + len(fanouts))
     path.write_bytes(pdf_bytes(objects))
     return path
 

@@ -66,7 +66,7 @@ def test_hostile_documents_are_skipped_and_the_rest_indexed(library, tmp_path, m
     assert summary.indexed == len(GOOD), got
     assert "damaged or unreadable EPUB" in got["b-no-manifest.epub"]
     assert "too large to read safely" in got["c-wide.pdf"]
-    assert "97,336 pages" in got["d-shared.pdf"]
+    assert "99,000 pages" in got["d-shared.pdf"]
     assert "zip bomb" in got["e-bomb.docx"]
     assert got["f-explodes.txt"] == "could not be read (RuntimeError: an unexpected library failure)"
     logged = [r for r in caplog.records if "f-explodes.txt" in r.getMessage()]
