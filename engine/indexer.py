@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from engine.config import ExtractLimits
 from engine.encoders.base import Encoder
@@ -246,17 +247,54 @@ class Indexer:
             bounds = np.cumsum([0] + [len(w.passages) for w in pending])
             writes = [replace(w, vectors=vectors[a:b]) for w, a, b in zip(pending, bounds, bounds[1:])]
             with _Timer(run, "store"):
-                removed, new_ids = self.store.write_documents(root_id, self.live.generation.id, writes)
+                removed, new_ids, writes, unstored = self._store_batch(run, root_id, writes)
+            stored = np.concatenate([w.vectors for w in writes]) if writes else None
             with _Timer(run, "vectors"):
-                self.live.apply(removed, [i for ids in new_ids for i in ids], vectors)
+                self.live.apply(removed, [i for ids in new_ids for i in ids], stored)
             run.indexed += len(writes)
-            run.passages += len(texts)
+            run.passages += sum(len(w.passages) for w in writes)
+            failures = failures + unstored
         if failures:
             with _Timer(run, "store"):
                 removed = self.store.write_failures(root_id, failures)
             self.live.apply(removed, [], None)
         with _Timer(run, "vectors"):
             self.live.save_if_due(self.config.save_every_s)
+
+
+    def _store_batch(self, run: _Run, root_id: int, writes: list[DocumentWrite]):
+        """(removed ids, new ids per stored write, stored writes, failures for the rest).
+
+        One transaction for the batch; if that fails on some document's data, each is
+        stored on its own, so one unstorable document cannot cost the others their place.
+        A database in trouble (locked, disk full: OperationalError) still ends the run.
+        """
+        generation = self.live.generation.id
+        try:
+            removed, new_ids = self.store.write_documents(root_id, generation, writes)
+            return removed, new_ids, writes, []
+        except OperationalError:
+            raise
+        except (SQLAlchemyError, UnicodeError, ValueError) as e:
+            log.warning("%d documents could not be stored together (%s); storing them one by one",
+                        len(writes), short_error(e))
+        removed, new_ids, stored, failed = [], [], [], []
+        for write in writes:
+            try:
+                gone, ids = self.store.write_documents(root_id, generation, [write])
+            except OperationalError:
+                raise
+            except (SQLAlchemyError, UnicodeError, ValueError) as e:
+                log.exception("cannot store %s", write.path)
+                reason = f"could not be stored ({short_error(e)})"
+                run.skipped.append(SkippedFile(write.path, reason))
+                failed.append(FailureWrite(write.path, write.size, write.mtime, write.content_hash,
+                                           write.file_type, reason))
+                continue
+            removed += gone
+            new_ids += ids
+            stored.append(write)
+        return removed, new_ids, stored, failed
 
 
 def _read_document(path: Path, max_bytes: int) -> bytes:

@@ -60,6 +60,29 @@ def shared_page_pdf(path: Path, fanouts: tuple[int, ...] = (99, 1000)) -> Path:
     return path
 
 
+def surrogate_text_pdf(path: Path) -> Path:
+    """A one-page PDF whose font's ToUnicode map turns "A" into a lone surrogate (U+D800).
+
+    pypdf returns that surrogate as it is; UTF-8 (and so the database) cannot hold it.
+    """
+    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /X def\n"
+            b"1 begincodespacerange <00> <FF> endcodespacerange\n"
+            b"2 beginbfchar <41> <D800> <42> <0042> endbfchar\n"
+            b"endcmap CMapName currentdict /CMap defineresource pop end end")
+    content = b"BT /F1 12 Tf 72 712 Td (Honey bees ABAB dance) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream",
+    ]
+    path.write_bytes(pdf_bytes(objects))
+    return path
+
+
 def wide_page_tree_pdf(path: Path, references: int = 200_000) -> Path:
     """One /Pages node whose /Kids holds `references` references to one page."""
     kids = b" ".join([b"3 0 R"] * references)

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 from helpers import WordEncoder
-from hostile_docs import epub_members, shared_page_pdf, wide_page_tree_pdf, write_zip_with_raw_member, zip_bytes
+from hostile_docs import (
+    epub_members,
+    shared_page_pdf,
+    surrogate_text_pdf,
+    wide_page_tree_pdf,
+    write_zip_with_raw_member,
+    zip_bytes,
+)
 
 import engine.indexer as indexer
 from engine.config import data_paths
@@ -74,6 +81,36 @@ def test_hostile_documents_are_skipped_and_the_rest_indexed(library, tmp_path, m
     assert len(library.search("honey bees dance hive flowers")) >= 1
     again = list(library.index_paths([corpus]))[-1].summary
     assert (again.indexed, again.unchanged) == (0, len(GOOD) + 5)
+
+
+def test_text_the_database_cannot_store_is_cleaned_not_fatal(library, tmp_path):
+    corpus = tmp_path / "surrogates"
+    write_good(corpus)
+    surrogate_text_pdf(corpus / "b-surrogate.pdf")
+    summary = list(library.index_paths([corpus]))[-1].summary
+    assert (summary.indexed, summary.skipped) == (len(GOOD) + 1, ())
+    assert library.document_text(corpus / "b-surrogate.pdf").text == "Honey bees BB dance"
+
+
+def test_a_document_the_store_refuses_does_not_cost_the_batch(library, tmp_path, monkeypatch):
+    from sqlalchemy.exc import IntegrityError
+
+    corpus = tmp_path / "unstorable"
+    write_good(corpus)
+    (corpus / "b-unstorable.txt").write_text("The store will refuse this one.", encoding="utf-8")
+    real_write = library.store.write_documents
+
+    def write_documents(root_id, generation_id, writes):
+        if any(w.path.endswith("b-unstorable.txt") for w in writes):
+            raise IntegrityError("INSERT INTO documents ...", {}, Exception("UNIQUE constraint failed"))
+        return real_write(root_id, generation_id, writes)
+
+    monkeypatch.setattr(library.store, "write_documents", write_documents)
+    summary = list(library.index_paths([corpus]))[-1].summary
+    assert summary.indexed == len(GOOD)
+    assert reasons(summary)["b-unstorable.txt"].startswith("could not be stored (IntegrityError")
+    assert "b-unstorable.txt" in {Path(s.path).name for s in library.skipped(corpus)}
+    assert len(library.search("glaciers meltwater rivers")) >= 1
 
 
 def swap(path: Path, kind: str) -> None:
