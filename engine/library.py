@@ -186,11 +186,14 @@ class Library:
         under = path_key(Path(root)) if root is not None else None
         return [SkippedFile(p, reason) for p, reason in self.store.failed_documents(under)]
 
-    def document_text(self, path: Path):
-        """The extracted text of a document, as indexed (offsets of hits refer to it)."""
+    def document_text(self, path: Path | str):
+        """The extracted text of a document, as indexed (offsets of hits refer to it).
+
+        A str is a stored key (`DocumentHit.path`), turned back into the exact file name.
+        """
         from engine.extract import extract
 
-        return extract(Path(path))
+        return extract(key_path(path) if isinstance(path, str) else Path(path))
 
     def status(self) -> LibraryStatus:
         documents, passages, failed, languages = self.store.counts()

@@ -73,6 +73,7 @@ def test_colliding_names_are_both_indexed(babelfind_home, tmp_path):
         assert (again.indexed, again.unchanged, again.removed) == (0, 3, 0)
         hit = library.search("honey bees dance hive flowers")[0]
         assert os.fsencode(key_path(hit.path)).endswith(b"/coll\xff.txt")
+        assert library.document_text(hit.path).text.startswith("Honey bees dance")
     finally:
         library.close()
 
