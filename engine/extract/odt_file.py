@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import zipfile
 from pathlib import Path
@@ -50,6 +51,21 @@ def _title(doc) -> str | None:
     return None
 
 
+def _load_quietly(path: Path, data: bytes, load):
+    """odfpy's `load`, with the XML part it prints to stdout on a parse error kept off stdout.
+
+    odfpy prints the whole part and goes on without it; output meant for a pipe
+    (`babelfind index --json`) must not fill with a damaged file's XML, and a document
+    missing a part is damaged, not merely shorter.
+    """
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(captured):
+        doc = load(io.BytesIO(data))
+    if "SAX FAILED TO PARSE" in captured.getvalue():
+        raise CorruptDocumentError(path, "not a valid ODT file (an XML part is not well-formed)")
+    return doc
+
+
 def extract_odt(path: Path, data: bytes, budget: Budget | None = None) -> ExtractedText:
     """Text of an .odt file.
 
@@ -64,7 +80,7 @@ def extract_odt(path: Path, data: bytes, budget: Budget | None = None) -> Extrac
     from xml.sax import SAXException
 
     try:
-        doc = load(io.BytesIO(data))
+        doc = _load_quietly(path, data, load)
         budget.check_time()
         paragraphs = _paragraphs(doc.text)
         title = _title(doc)

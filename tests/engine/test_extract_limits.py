@@ -163,3 +163,11 @@ def test_shared_pages_within_the_limits_extract(tmp_path):
     path = shared_page_pdf(tmp_path / "few.pdf", fanouts=(3, 3))  # 9 pages, one object
     extracted = extract(path)
     assert len(extracted.page_starts) == 9 and extracted.text.count("honey bees") == 9
+
+
+def test_odt_with_broken_xml_is_corrupt_and_prints_nothing(tmp_path, capsys):
+    path = tmp_path / "broken.odt"
+    path.write_bytes(zip_bytes(dict(ODT_MEMBERS, **{"content.xml": ODT_MEMBERS["content.xml"][:-40]})))
+    with pytest.raises(CorruptDocumentError, match="not well-formed"):
+        extract(path)
+    assert capsys.readouterr().out == ""
