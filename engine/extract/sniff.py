@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import io
 import logging
-import stat
 import zipfile
 import zlib
 from pathlib import Path
+
+from engine.errors import ExtractionError, NotRegularFileError
+from engine.safe_open import open_regular
 
 log = logging.getLogger(__name__)
 
@@ -102,15 +104,19 @@ def sniff_format(path: Path) -> str | None:
         OSError: the file cannot be opened or read.
     """
     path = Path(path)
-    if not stat.S_ISREG(path.stat().st_mode):
-        return None  # opening a FIFO would block; folders and devices are no documents
-    with path.open("rb") as f:
+    try:  # checked on the open descriptor: a FIFO swapped in after a stat cannot block us
+        f = open_regular(path)
+    except NotRegularFileError:
+        return None  # folders, FIFOs and devices are no documents
+    except ExtractionError as e:
+        raise (e.__cause__ if isinstance(e.__cause__, OSError) else e) from None
+    with f:
         head = f.read(HEAD_BYTES)
         if not head.startswith(ZIP_MAGIC):
             return sniff_bytes(head)
-    try:
-        with zipfile.ZipFile(path) as zf:
-            return zip_format(zf)
-    except _DAMAGED_ZIP as e:
-        log.debug("damaged zip archive %s: %s", path, e)
-        return None
+        try:
+            with zipfile.ZipFile(f) as zf:
+                return zip_format(zf)
+        except _DAMAGED_ZIP as e:
+            log.debug("damaged zip archive %s: %s", path, e)
+            return None

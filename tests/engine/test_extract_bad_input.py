@@ -229,6 +229,13 @@ def test_fifo_does_not_hang(tmp_path):
     assert sniff_format(tmp_path / "pipe.txt") is None
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_link_to_dev_zero_is_not_read(tmp_path):
+    os.symlink("/dev/zero", tmp_path / "zero.txt")
+    assert_fails(tmp_path / "zero.txt", NotRegularFileError, "cannot read: not a regular file")
+    assert sniff_format(tmp_path / "zero.txt") is None
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="Linux file names are bytes; others enforce Unicode")
 def test_non_utf8_file_name(tmp_path):
     path = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9 \xff.txt"))
