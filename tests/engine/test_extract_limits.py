@@ -171,3 +171,30 @@ def test_odt_with_broken_xml_is_corrupt_and_prints_nothing(tmp_path, capsys):
     with pytest.raises(CorruptDocumentError, match="not well-formed"):
         extract(path)
     assert capsys.readouterr().out == ""
+
+
+# One line per pattern that used to be quadratic (or cubic: the heading) in markup.py.
+REDOS_UNITS = ["**a ", "__a ", "~~a ", "[a ", "[a](b ", "![a ", "![a](b ", "<http:", "``a `", "`a <b ",
+               "**a *", ":a:", "*a ", "_a "]
+
+
+@pytest.mark.timeout(60)  # the old patterns needed hours for this file; now well under a second
+@pytest.mark.parametrize("suffix", [".md", ".rst"])
+def test_markup_patterns_are_linear_on_hostile_lines(tmp_path, suffix):
+    lines = [unit * (64_000 // len(unit)) for unit in REDOS_UNITS]
+    lines.append("# heading" + " " * 64_000 + "end")
+    lines.append("".join("`" * k + "a " for k in range(300, 0, -1)))  # code runs of falling length
+    path = tmp_path / f"hostile{suffix}"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text = extract(path).text
+    assert text.count("\n") >= len(REDOS_UNITS) - 2 and "end" in text
+
+
+def test_linear_markup_patterns_keep_their_meaning():
+    from engine.extract.markup import strip_markdown, strip_rst
+
+    text, title = strip_markdown("## C# ##\n\nUse `ls` or ``a ` b`` but ```open, **bold *it* x** and __u__.")
+    assert title == "C#"
+    assert text.strip().splitlines()[-1] == "Use ls or a ` b but ```open, bold it x and u."
+    assert strip_markdown("[a [b](c)](d) ![pic](x.png) <https://x.org/a>")[0] == "[a b](d) pic https://x.org/a"
+    assert strip_rst("See `the docs <https://x.org>`_ and **strong** ``lit``.")[0] == "See the docs and strong lit."
