@@ -103,3 +103,6 @@ class ExtractLimits:
     max_pages: int = 5_000
     # Wall-clock seconds for one document, checked between pages and members.
     max_seconds: float = 120.0
+    # Characters of text from one PDF or EPUB, counted page by page and chapter by
+    # chapter: pages or chapters listed many times over must not fill the memory.
+    max_text_chars: int = 100_000_000

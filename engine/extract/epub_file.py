@@ -44,14 +44,19 @@ def _read_book(path: Path, data: bytes):
 
 def _chapter_texts(path: Path, book, budget: Budget) -> list[str]:
     texts = []
+    seen: set[str] = set()
     for idref, _linear in book.spine:
         budget.check_time()
+        if idref in seen:  # a spine naming one chapter many times would read it as often
+            continue
+        seen.add(idref)
         item = book.get_item_with_id(idref)
         if item is None:
             log.warning("%s: spine names missing item %r, skipped", path, idref)
             continue
         html = decode_text(item.get_content(), path)
         text, _title = html_to_text(html)
+        budget.add_text(text)
         if text:
             texts.append(text)
     return texts

@@ -35,13 +35,14 @@ _STREAM_BLOCK = 1 << 20
 _METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Budget:
-    """The limits for one document and the moment its time runs out."""
+    """The limits for one document, the moment its time runs out, the text read so far."""
 
     path: Path
     limits: ExtractLimits
     deadline: float
+    text_chars: int = 0
 
     @classmethod
     def start(cls, path: Path, limits: ExtractLimits | None = None) -> Budget:
@@ -54,6 +55,14 @@ class Budget:
         if time.monotonic() > self.deadline:
             raise ExtractionTimeoutError(
                 self.path, f"reading took longer than the {self.limits.max_seconds:g} s limit per document"
+            )
+
+    def add_text(self, text: str) -> None:
+        """Counts a page's or chapter's text; DocumentTooLargeError past `max_text_chars`."""
+        self.text_chars += len(text)
+        if self.text_chars > self.limits.max_text_chars:
+            raise DocumentTooLargeError(
+                self.path, f"too large to read safely: over {self.limits.max_text_chars:,} characters of text"
             )
 
     def too_large(self, what: str, size: int, limit: int) -> DocumentTooLargeError:

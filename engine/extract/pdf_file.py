@@ -97,6 +97,9 @@ def _page_texts(path: Path, reader, budget: Budget) -> list[str]:
         budget.check_time()
         try:
             texts.append(normalise_whitespace(page.extract_text() or ""))
+            budget.add_text(texts[-1])
+        except DocumentTooLargeError:
+            raise
         except Exception as e:  # noqa: BLE001 -- pypdf raises many kinds on bad content streams
             log.warning("%s: page %d unreadable, skipped: %s", path, number, _short(e))
             texts.append("")

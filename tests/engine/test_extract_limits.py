@@ -198,3 +198,19 @@ def test_linear_markup_patterns_keep_their_meaning():
     assert text.strip().splitlines()[-1] == "Use ls or a ` b but ```open, bold it x and u."
     assert strip_markdown("[a [b](c)](d) ![pic](x.png) <https://x.org/a>")[0] == "[a b](d) pic https://x.org/a"
     assert strip_rst("See `the docs <https://x.org>`_ and **strong** ``lit``.")[0] == "See the docs and strong lit."
+
+
+def test_text_of_repeated_pages_is_bounded(tmp_path):
+    path = shared_page_pdf(tmp_path / "many.pdf", fanouts=(20, 20))  # 400 pages, ~30 characters each
+    assert len(extract(path).page_starts) == 400
+    with pytest.raises(DocumentTooLargeError, match="over 5,000 characters of text"):
+        extract(path, limits=ExtractLimits(max_text_chars=5_000))
+
+
+def test_epub_spine_naming_one_chapter_many_times_reads_it_once(tmp_path):
+    members = epub_members()
+    members["OEBPS/content.opf"] = members["OEBPS/content.opf"].replace(
+        '<itemref idref="c1"/>', '<itemref idref="c1"/>' * 50_000)
+    path = tmp_path / "repeated.epub"
+    path.write_bytes(zip_bytes(members))
+    assert extract(path).text == "Honey bees dance to show the way.\n\nGlaciers move slowly."
