@@ -78,3 +78,31 @@ def save_settings(paths: DataPaths, **changes) -> dict:
     tmp.write_text(json.dumps(settings, indent=2, sort_keys=True), encoding="utf-8")
     os.replace(tmp, paths.settings_file)
     return settings
+
+
+@dataclass(frozen=True)
+class ExtractLimits:
+    """Bounds on the work one document may cost; past any of them it is skipped with a reason.
+
+    Example: ExtractLimits(max_pages=500, max_seconds=10.0)
+
+    Zip containers (DOCX, ODT, EPUB) are checked against their directory before any
+    member is read, then streamed with the same caps, since a directory can lie.
+    """
+
+    # Bytes read from disk for one document; larger files are refused unread.
+    max_file_bytes: int = 64 * 1024 * 1024
+    # Decompressed bytes of all members of one zip container together: a 2 MB DOCX
+    # that unpacks to 2 GiB is a bomb, not a document.
+    max_unpacked_bytes: int = 512 * 1024 * 1024
+    # Decompressed bytes of any one member (document.xml, content.xml, a chapter, an image).
+    max_member_bytes: int = 256 * 1024 * 1024
+    # Members of one zip container; each costs a directory entry and a parser call.
+    max_members: int = 20_000
+    # PDF pages read; a 7 KB file can declare 99,000 pages that share one page object.
+    max_pages: int = 5_000
+    # Wall-clock seconds for one document, checked between pages and members.
+    max_seconds: float = 120.0
+    # Characters of text from one PDF or EPUB, counted page by page and chapter by
+    # chapter: pages or chapters listed many times over must not fill the memory.
+    max_text_chars: int = 100_000_000

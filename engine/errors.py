@@ -35,7 +35,15 @@ class CorruptDocumentError(ExtractionError):
 
 
 class DocumentTooLargeError(ExtractionError):
-    """The file is larger than the configured limit."""
+    """The file, or what it unpacks to (a zip bomb, a huge page tree), is over a limit."""
+
+
+class ExtractionTimeoutError(ExtractionError):
+    """Reading the document took longer than the per-document time limit."""
+
+
+class NotRegularFileError(ExtractionError):
+    """The path names a folder, FIFO, device or socket, not a regular file."""
 
 
 class ModelError(BabelfindError):

@@ -20,16 +20,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
+from engine.config import ExtractLimits
 from engine.encoders.base import Encoder
 from engine.errors import BabelfindError, ExtractionError
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
-from engine.extract import SUPPORTED_EXTENSIONS, extract, page_of
+from engine.extract import SUPPORTED_EXTENSIONS, extract_data, page_of, short_error
 from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, is_pdf, sniff_bytes, sniff_format
 from engine.extract.text_file import bom_encoding
 from engine.langid import detect_language, detect_languages, document_language
 from engine.index.live_index import LiveIndex
 from engine.scan import path_key, scan_files
+from engine.safe_open import open_regular, os_error_reason, read_regular
 from engine.store.exclusions import is_excluded
 from engine.segment import segment
 from engine.store import DocumentState, DocumentWrite, FailureWrite, NewPassage, Store
@@ -49,6 +52,8 @@ class IndexerConfig:
     passage_overlap: int = 1
     # The FAISS file is rewritten at most this often during a run, and always at the end.
     save_every_s: float = 30.0
+    # Unpacked size, pages and seconds one document may cost (zip bombs, page bombs).
+    limits: ExtractLimits = field(default_factory=ExtractLimits)
 
 
 @dataclass
@@ -193,20 +198,24 @@ class Indexer:
                       f"the limit is {self.config.max_file_bytes / 2**20:.0f} MB)")
             return self._failure(run, key, file, info.st_size, info.st_mtime, None, reason)
         try:
-            digest = _sha256(file)
-        except OSError as e:
-            return self._failure(run, key, file, info.st_size, info.st_mtime, None,
-                                 _os_reason(e))
+            data = _read_document(file, self.config.max_file_bytes)
+        except ExtractionError as e:
+            cause = e.__cause__
+            reason = _os_reason(cause) if isinstance(cause, OSError) else e.reason
+            return self._failure(run, key, file, info.st_size, info.st_mtime, None, reason)
+        digest = hashlib.sha256(data).hexdigest()
         if state and state.content_hash == digest:
             self.store.touch_document(key, info.st_size, info.st_mtime)
             return self._unchanged(run, key, state)
         with _Timer(run, "extract"):
             try:
-                return self._prepare(file, key, info, digest)
+                return self._prepare(file, key, info, digest, data)
             except BabelfindError as e:
                 reason = getattr(e, "reason", str(e))
-                return self._failure(run, key, file, info.st_size, info.st_mtime, digest,
-                                     reason)
+            except Exception as e:  # noqa: BLE001 -- one file must never end the run
+                log.exception("unexpected error while indexing %s", file)
+                reason = f"could not be read ({short_error(e)})"
+            return self._failure(run, key, file, info.st_size, info.st_mtime, digest, reason)
 
     def _unchanged(self, run: _Run, key: str, state: DocumentState) -> None:
         """Counts the file once: as unchanged, or (still broken) as skipped again."""
@@ -221,8 +230,9 @@ class Indexer:
         run.skipped.append(SkippedFile(key, reason))
         return FailureWrite(key, size, mtime, digest, _file_type(file), reason)
 
-    def _prepare(self, file: Path, key: str, info: os.stat_result, digest: str) -> DocumentWrite:
-        extracted = extract(file)
+    def _prepare(self, file: Path, key: str, info: os.stat_result, digest: str,
+                 data: bytes) -> DocumentWrite:
+        extracted = extract_data(file, data, limits=self.config.limits)
         spans = segment(
             extracted.text,
             # The language's abbreviation and ordinal rules ("16. Jahrhundert") help the splitter.
@@ -261,12 +271,14 @@ class Indexer:
             bounds = np.cumsum([0] + [len(w.passages) for w in pending])
             writes = [replace(w, vectors=vectors[a:b]) for w, a, b in zip(pending, bounds, bounds[1:])]
             with _Timer(run, "store"):
-                removed, new_ids = self.store.write_documents(root_id, self.live.generation.id, writes)
+                removed, new_ids, writes, unstored = self._store_batch(run, root_id, writes)
+            stored = np.concatenate([w.vectors for w in writes]) if writes else None
             with _Timer(run, "vectors"):
-                self.live.apply(removed, [i for ids in new_ids for i in ids], vectors)
+                self.live.apply(removed, [i for ids in new_ids for i in ids], stored)
             run.indexed += len(writes)
-            run.files_done += len(writes)
-            run.passages += len(texts)
+            run.files_done += len(pending)  # stored, or recorded as unstorable
+            run.passages += sum(len(w.passages) for w in writes)
+            failures = failures + unstored
         if failures:
             with _Timer(run, "store"):
                 removed = self.store.write_failures(root_id, failures)
@@ -275,12 +287,44 @@ class Indexer:
             self.live.save_if_due(self.config.save_every_s)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    def _store_batch(self, run: _Run, root_id: int, writes: list[DocumentWrite]):
+        """(removed ids, new ids per stored write, stored writes, failures for the rest).
+
+        One transaction for the batch; if that fails on some document's data, each is
+        stored on its own, so one unstorable document cannot cost the others their place.
+        A database in trouble (locked, disk full: OperationalError) still ends the run.
+        """
+        generation = self.live.generation.id
+        try:
+            removed, new_ids = self.store.write_documents(root_id, generation, writes)
+            return removed, new_ids, writes, []
+        except OperationalError:
+            raise
+        except (SQLAlchemyError, UnicodeError, ValueError) as e:
+            log.warning("%d documents could not be stored together (%s); storing them one by one",
+                        len(writes), short_error(e))
+        removed, new_ids, stored, failed = [], [], [], []
+        for write in writes:
+            try:
+                gone, ids = self.store.write_documents(root_id, generation, [write])
+            except OperationalError:
+                raise
+            except (SQLAlchemyError, UnicodeError, ValueError) as e:
+                log.exception("cannot store %s", write.path)
+                reason = f"could not be stored ({short_error(e)})"
+                run.skipped.append(SkippedFile(write.path, reason))
+                failed.append(FailureWrite(write.path, write.size, write.mtime, write.content_hash,
+                                           write.file_type, reason))
+                continue
+            removed += gone
+            new_ids += ids
+            stored.append(write)
+        return removed, new_ids, stored, failed
+
+
+def _read_document(path: Path, max_bytes: int) -> bytes:
+    """The file's bytes, read once: hashed, then extracted (no second open to race with)."""
+    return read_regular(path, max_bytes)
 
 
 def _refusal(file: Path) -> str | None:
@@ -294,8 +338,10 @@ def _refusal(file: Path) -> str | None:
     from engine.extract import unsupported_reason
 
     try:
-        with open(file, "rb") as f:
+        with open_regular(file) as f:  # never a FIFO or device swapped in after the scan
             head = f.read(HEAD_BYTES)
+    except ExtractionError as e:
+        return e.reason
     except OSError as e:
         return _os_reason(e)
     if not head:
@@ -326,6 +372,4 @@ def _file_type(path: Path) -> str:
 def _os_reason(error: OSError) -> str:
     if isinstance(error, FileNotFoundError):
         return "the file disappeared before it could be read"
-    if isinstance(error, PermissionError):
-        return "permission denied"
-    return error.strerror or str(error)
+    return os_error_reason(error)

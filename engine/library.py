@@ -31,7 +31,7 @@ from engine.indexer import Indexer, IndexerConfig
 from engine.index.live_index import LiveIndex
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
-from engine.scan import path_key
+from engine.scan import key_path, path_key
 from engine.search import SearchFilters, search_index
 from engine.store import Store
 from engine.store.urls import mask_url
@@ -180,7 +180,7 @@ class Library:
         pending = self._pending_model()
         if pending:
             yield from self._reencode(pending)
-        roots = [Path(r.path) for r in self.roots()] if root is None else [Path(root)]
+        roots = [key_path(r.path) for r in self.roots()] if root is None else [Path(root)]
         gone = [r for r in roots if not r.exists()]
         for folder in gone:  # a root that vanished: its documents leave the index
             self._forget(folder)
@@ -323,11 +323,14 @@ class Library:
         under = path_key(Path(root)) if root is not None else None
         return [SkippedFile(p, reason) for p, reason in self.store.failed_documents(under)]
 
-    def document_text(self, path: Path):
-        """The extracted text of a document, as indexed (offsets of hits refer to it)."""
+    def document_text(self, path: Path | str):
+        """The extracted text of a document, as indexed (offsets of hits refer to it).
+
+        A str is a stored key (`DocumentHit.path`), turned back into the exact file name.
+        """
         from engine.extract import extract
 
-        return extract(Path(path))
+        return extract(key_path(path) if isinstance(path, str) else Path(path))
 
     def status(self) -> LibraryStatus:
         documents, passages, failed, languages = self.store.counts()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
@@ -88,15 +89,58 @@ def _scan_folder(folder: Path, extensions: Collection[str] | None, exclude: froz
     stack.extend(reversed(subfolders))
 
 
-def path_key(path: Path) -> str:
-    """The text stored for a path; file names that are not valid UTF-8 get escapes.
+# Lone surrogates: on POSIX, os.fsdecode turns each byte of a name that is not UTF-8
+# into U+DC80..U+DCFF; a database cannot store them as text.
+_SURROGATE = "\ud800-\udfff"
+_ESCAPE_POSIX = re.compile(f"\\\\(?=[\\\\xu{_SURROGATE}])|[{_SURROGATE}]")
+_UNESCAPE_POSIX = re.compile(r"\\(\\|x[89a-f][0-9a-f]|ud[89a-f][0-9a-f]{2})")
+# Windows forbids "*" in file names, so it can introduce an escape there.
+_UNESCAPE_WINDOWS = re.compile(r"\*ud[89a-f][0-9a-f]{2}")
 
-    Linux allows any bytes in names; the database needs text. Such names are stored
-    with backslash escapes, which is stable from scan to scan.
+
+def _escape_surrogate(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def _escape_posix(match: re.Match) -> str:
+    found = match.group()
+    return "\\\\" if found == "\\" else _escape_surrogate(found)
+
+
+def path_key(path: Path) -> str:
+    r"""The text stored for a path: the path itself, unless its name is not valid Unicode.
+
+    Example: path_key(Path(os.fsdecode(b"/notes/caf\xe9.txt"))) == r"/notes/caf\xe9.txt"
+
+    Linux allows any bytes in names; the database needs text. A byte that is not UTF-8
+    becomes `\xNN`, and a backslash that could be read as the start of such an escape
+    (followed by another backslash, `x`, `u` or an escaped byte) is doubled, so two
+    different names never share a key (a file literally named `caf\xe9.txt` and the
+    bytes caf<0xE9>.txt stay apart) and `key_path` gives the exact name back. Names in
+    valid UTF-8 without such backslashes, nearly all of them, are stored unchanged, and
+    a folder's key is a prefix of the keys of the files in it.
     """
-    text = str(path)
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    text = os.fspath(path)
+    if os.name == "nt":  # names are UTF-16; only an unpaired surrogate needs an escape
+        return re.sub(f"[{_SURROGATE}]", lambda m: f"*u{ord(m.group()):04x}", text)
+    return _ESCAPE_POSIX.sub(_escape_posix, text)
+
+
+def _unescape_posix(match: re.Match) -> str:
+    found = match.group(1)
+    if found == "\\":
+        return "\\"
+    if found.startswith("x"):
+        return chr(0xDC00 + int(found[1:], 16))
+    return chr(int(found[1:], 16))
+
+
+def key_path(key: str) -> Path:
+    """The path a stored key names: the inverse of `path_key`.
+
+    Example: key_path(path_key(p)) == p
+    """
+    if os.name == "nt":
+        return Path(_UNESCAPE_WINDOWS.sub(lambda m: chr(int(m.group()[2:], 16)), key))
+    return Path(_UNESCAPE_POSIX.sub(_unescape_posix, key))

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from engine.errors import ExtractionError, InputError
+from engine.safe_open import open_regular_text
+from engine.scan import path_key
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +166,8 @@ def _expand(paths: Iterable[str], extensions: frozenset[str]) -> Iterator[Path]:
             for child in sorted(path.rglob("*")):
                 if child.is_file() and child.suffix.lower() in extensions:
                     yield child
+        elif path.exists():  # a FIFO or device: opening it could block or never end
+            raise InputError(f"{path} is not a regular file or folder")
         else:
             raise InputError(f"{path} does not exist")
 
@@ -172,13 +176,13 @@ def _is_one_per_line(path: Path, one_per_line: bool | None) -> bool:
     """A .txt file with no blank line in its first lines is taken as one sentence a line."""
     if one_per_line is not None:
         return one_per_line
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open_regular_text(path) as f:  # a FIFO or a link to /dev/zero is refused, not read
         head = [line for _, line in zip(range(_SNIFF_LINES), f)]
     return len(head) > 1 and all(line.strip() for line in head)
 
 
 def _lines(path: Path) -> Iterator[str]:
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open_regular_text(path) as f:
         for line in f:
             if line.strip():
                 yield line
@@ -211,7 +215,7 @@ def collection_sentences(collection: str, db_url: str | None = None) -> Iterator
 
 def _find_root(store, collection: str) -> str:
     roots = [root.path for root, *_ in store.roots()]
-    wanted = str(Path(collection).expanduser().absolute()) if "/" in collection else None
+    wanted = path_key(Path(collection).expanduser().absolute()) if "/" in collection else None
     matches = [r for r in roots if r == collection or r == wanted or Path(r).name == collection]
     if len(matches) == 1:
         return matches[0]

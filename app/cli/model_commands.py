@@ -175,21 +175,28 @@ def run_models_remove(args) -> int:
     return 0
 
 
+def embed_lines(path: Path):
+    """Lines of a text file as `embed` reads them: any of \\n, \\r\\n and a lone \\r ends one.
+
+    Example: list(embed_lines(Path("a.txt"))) == ["first", "second"]
+
+    Counting and encoding both read through here, so the preallocated array always has
+    exactly one row per line (a file with CR-only line breaks once broke that).
+    """
+    from engine.safe_open import open_regular_text
+
+    with open_regular_text(path) as f:  # a FIFO or a link to /dev/zero is refused, not read
+        for line in f:
+            yield line.rstrip("\n")
+
+
 def count_lines(path: Path) -> int:
-    """Lines in a text file (a last line without newline counts), read in blocks."""
-    count, last = 0, b"\n"
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            count += block.count(b"\n")
-            last = block[-1:]
-    return count + (last != b"\n")
+    """Lines in a text file, as `embed_lines` sees them (a last line without newline counts)."""
+    return sum(1 for _ in embed_lines(path))
 
 
 def run_embed(args) -> int:
     """Streams INPUT through the encoder into a preallocated .npy (memory-mapped)."""
-    import numpy as np
-    from tqdm import tqdm
-
     from engine.models import load_encoder
 
     if not args.input.is_file():
@@ -197,26 +204,40 @@ def run_embed(args) -> int:
     total = count_lines(args.input)
     encoder = load_encoder(args.model, variant=args.variant)
     tmp = args.output.with_name(args.output.name + ".part.npy")
+    try:
+        done = _embed_into(tmp, args, encoder, total)
+        os.replace(tmp, args.output)
+    finally:  # an error or Ctrl-C leaves no half-written .part file behind
+        tmp.unlink(missing_ok=True)
+    print(f"wrote {done} x {encoder.dim} vectors to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _embed_into(tmp: Path, args, encoder, total: int) -> int:
+    import numpy as np
+    from tqdm import tqdm
+
     out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(total, encoder.dim))
     done = 0
-    with open(args.input, encoding="utf-8", errors="replace") as f, \
-            tqdm(total=total, unit="line", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+    with tqdm(total=total, unit="line", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
         chunk = []
-        for line in f:
-            chunk.append(line.rstrip("\r\n"))
+        for line in embed_lines(args.input):
+            chunk.append(line)
             if len(chunk) == EMBED_CHUNK:
                 done = _write_chunk(out, done, encoder.encode(chunk, kind=args.kind), bar)
                 chunk = []
         if chunk:
             done = _write_chunk(out, done, encoder.encode(chunk, kind=args.kind), bar)
+    if done != total:
+        raise InputError(f"{args.input} changed while it was read ({total} lines, then {done})")
     out.flush()
     del out
-    os.replace(tmp, args.output)
-    print(f"wrote {done} x {encoder.dim} vectors to {args.output}", file=sys.stderr)
-    return 0
+    return done
 
 
 def _write_chunk(out, start: int, vectors, bar) -> int:
+    if start + len(vectors) > len(out):
+        raise InputError("the input file grew while it was read; run embed again")
     out[start:start + len(vectors)] = vectors
     bar.update(len(vectors))
     return start + len(vectors)

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 FORMATS = ("txt", "md", "rst", "csv", "po", "html", "pdf", "docx", "odt", "epub")
 
 # C0/C1 control characters that are not whitespace; they carry no text. (The whitespace
-# ones, such as tab, VT, the separators \x1c-\x1f and NEL, become spaces.)
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+# ones, such as tab, VT, the separators \x1c-\x1f and NEL, become spaces.) Lone
+# surrogates go too: a PDF's ToUnicode map can produce them, and no database stores them.
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -79,5 +80,5 @@ def clean_title(title: str | None) -> str | None:
     """A metadata title with whitespace collapsed, or None when it is blank."""
     if title is None:
         return None
-    title = " ".join(str(title).split())
+    title = " ".join(_CONTROL.sub("", str(title)).split())
     return title or None

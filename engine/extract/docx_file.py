@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
 from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+from engine.extract.limits import Budget, check_archive
 from engine.extract.sniff import OLE_MAGIC, ZIP_MAGIC
 
 # Password-protected OOXML is an OLE file holding a stream of this (UTF-16) name.
@@ -64,11 +65,16 @@ def _first_heading(doc) -> str | None:
     return None
 
 
-def extract_docx(path: Path, data: bytes) -> ExtractedText:
-    """Text of a .docx file; CorruptDocumentError for anything python-docx cannot open."""
+def extract_docx(path: Path, data: bytes, budget: Budget | None = None) -> ExtractedText:
+    """Text of a .docx file; CorruptDocumentError for anything python-docx cannot open.
+
+    Example: extract_docx(Path("a.docx"), data).title == "Venetian glass"
+    """
     check_not_ole(path, data, "DOCX")
     if not data.startswith(ZIP_MAGIC):
         raise CorruptDocumentError(path, "not a valid DOCX file (not a zip archive)")
+    budget = budget or Budget.start(path)
+    check_archive(path, data, budget, "DOCX")
     import docx
     from docx.opc.exceptions import PackageNotFoundError
     from lxml.etree import XMLSyntaxError
@@ -76,6 +82,7 @@ def extract_docx(path: Path, data: bytes) -> ExtractedText:
     try:
         doc = docx.Document(io.BytesIO(data))
         lines = _block_lines(doc)
+        budget.check_time()
         title = clean_title(doc.core_properties.title) or _first_heading(doc)
     except (zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError, XMLSyntaxError, EOFError) as e:
         raise CorruptDocumentError(path, f"not a valid DOCX file ({e or type(e).__name__})") from e

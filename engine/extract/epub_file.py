@@ -12,6 +12,7 @@ from pathlib import Path
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
 from engine.extract.base import ExtractedText, clean_title
 from engine.extract.html_file import html_to_text
+from engine.extract.limits import Budget, check_archive
 from engine.extract.sniff import ZIP_MAGIC
 from engine.extract.text_file import decode_text
 
@@ -41,31 +42,42 @@ def _read_book(path: Path, data: bytes):
         return epub.read_epub(io.BytesIO(data), options={"ignore_ncx": True})
 
 
-def _chapter_texts(path: Path, book) -> list[str]:
+def _chapter_texts(path: Path, book, budget: Budget) -> list[str]:
     texts = []
+    seen: set[str] = set()
     for idref, _linear in book.spine:
+        budget.check_time()
+        if idref in seen:  # a spine naming one chapter many times would read it as often
+            continue
+        seen.add(idref)
         item = book.get_item_with_id(idref)
         if item is None:
             log.warning("%s: spine names missing item %r, skipped", path, idref)
             continue
         html = decode_text(item.get_content(), path)
         text, _title = html_to_text(html)
+        budget.add_text(text)
         if text:
             texts.append(text)
     return texts
 
 
-def extract_epub(path: Path, data: bytes) -> ExtractedText:
-    """Text of an .epub file; chapters separated by a blank line."""
+def extract_epub(path: Path, data: bytes, budget: Budget | None = None) -> ExtractedText:
+    """Text of an .epub file; chapters separated by a blank line.
+
+    Example: extract_epub(Path("a.epub"), data).text.startswith("Chapter one")
+    """
     if not data.startswith(ZIP_MAGIC):
         raise CorruptDocumentError(path, "not a valid EPUB file (not a zip archive)")
+    budget = budget or Budget.start(path)
+    check_archive(path, data, budget, "EPUB")
     from ebooklib.epub import EpubException
     from lxml.etree import XMLSyntaxError
 
     try:
         _check_not_encrypted(path, data)
         book = _read_book(path, data)
-        texts = _chapter_texts(path, book)
+        texts = _chapter_texts(path, book, budget)
     except (zipfile.BadZipFile, EpubException, KeyError, ValueError, XMLSyntaxError, EOFError) as e:
         raise CorruptDocumentError(path, f"not a valid EPUB file ({e or type(e).__name__})") from e
     titles = book.get_metadata("DC", "title")

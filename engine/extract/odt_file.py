@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import zipfile
 from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
 from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+from engine.extract.limits import Budget, check_archive
 from engine.extract.sniff import ZIP_MAGIC
 
 _BLOCK_TAGS = ("text:p", "text:h")
@@ -49,16 +51,37 @@ def _title(doc) -> str | None:
     return None
 
 
-def extract_odt(path: Path, data: bytes) -> ExtractedText:
-    """Text of an .odt file."""
+def _load_quietly(path: Path, data: bytes, load):
+    """odfpy's `load`, with the XML part it prints to stdout on a parse error kept off stdout.
+
+    odfpy prints the whole part and goes on without it; output meant for a pipe
+    (`babelfind index --json`) must not fill with a damaged file's XML, and a document
+    missing a part is damaged, not merely shorter.
+    """
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(captured):
+        doc = load(io.BytesIO(data))
+    if "SAX FAILED TO PARSE" in captured.getvalue():
+        raise CorruptDocumentError(path, "not a valid ODT file (an XML part is not well-formed)")
+    return doc
+
+
+def extract_odt(path: Path, data: bytes, budget: Budget | None = None) -> ExtractedText:
+    """Text of an .odt file.
+
+    Example: extract_odt(Path("a.odt"), data).format == "odt"
+    """
     if not data.startswith(ZIP_MAGIC):
         raise CorruptDocumentError(path, "not a valid ODT file (not a zip archive)")
+    budget = budget or Budget.start(path)
+    check_archive(path, data, budget, "ODT")
     _check_not_encrypted(path, data)
     from odf.opendocument import load
     from xml.sax import SAXException
 
     try:
-        doc = load(io.BytesIO(data))
+        doc = _load_quietly(path, data, load)
+        budget.check_time()
         paragraphs = _paragraphs(doc.text)
         title = _title(doc)
     except (zipfile.BadZipFile, KeyError, ValueError, SAXException, AttributeError, EOFError) as e:

@@ -6,18 +6,19 @@ import io
 import logging
 from pathlib import Path
 
-from engine.errors import CorruptDocumentError, EncryptedDocumentError, ExtractionError
+from engine.errors import CorruptDocumentError, DocumentTooLargeError, EncryptedDocumentError, ExtractionError
 from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+from engine.extract.limits import Budget
 
 log = logging.getLogger(__name__)
 
 PAGE_SEPARATOR = "\n\n"
 
 
-def _open_reader(path: Path, data: bytes):
+def _open_reader(path: Path, data: bytes, budget: Budget):
     """A PdfReader that can read pages: decrypted with the empty password when needed."""
     from pypdf import PdfReader
-    from pypdf.errors import DependencyError, PdfReadError, PdfStreamError
+    from pypdf.errors import DependencyError, LimitReachedError, PdfReadError, PdfStreamError
 
     if b"%%EOF" not in data[-2048:]:
         # pypdf would try to rebuild the file; a missing end marker means a cut download.
@@ -26,9 +27,12 @@ def _open_reader(path: Path, data: bytes):
         reader = PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
             _decrypt_with_empty_password(path, reader)
+        _check_declared_pages(path, reader, budget)
         reader.pages[0]  # noqa: B018 -- forces the page tree to load while we catch errors
-    except (EncryptedDocumentError, CorruptDocumentError):
+    except (EncryptedDocumentError, CorruptDocumentError, DocumentTooLargeError):
         raise
+    except LimitReachedError as e:
+        raise DocumentTooLargeError(path, f"too large to read safely: {_short(e)}") from e
     except DependencyError as e:
         raise EncryptedDocumentError(path, f"encrypted PDF (cannot decrypt: {e})") from e
     except (PdfReadError, PdfStreamError, ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
@@ -54,12 +58,48 @@ def _short(error: Exception) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _page_texts(path: Path, reader) -> list[str]:
+def _declared_page_count(reader) -> int | None:
+    """/Count of the page tree's root: free to read, and enough to refuse a page bomb early."""
+    try:
+        count = reader.trailer["/Root"]["/Pages"]["/Count"]
+        return int(count)
+    except Exception:  # noqa: BLE001 -- missing or odd /Count: the real count decides
+        return None
+
+
+def _check_declared_pages(path: Path, reader, budget: Budget) -> None:
+    """Refuses a PDF whose page tree declares more than `max_pages`, before flattening it."""
+    declared = _declared_page_count(reader)
+    if declared is not None and declared > budget.limits.max_pages:
+        raise DocumentTooLargeError(
+            path, f"PDF declares {declared:,} pages, over the limit of {budget.limits.max_pages:,}"
+        )
+
+
+def _check_page_count(path: Path, reader, budget: Budget) -> int:
+    """The real number of pages, refused over `max_pages`."""
+    from pypdf.errors import LimitReachedError
+
+    limit = budget.limits.max_pages
+    try:
+        count = len(reader.pages)  # flattens the page tree; it may hold more than /Count says
+    except LimitReachedError as e:
+        raise DocumentTooLargeError(path, f"too large to read safely: {_short(e)}") from e
+    if count > limit:
+        raise DocumentTooLargeError(path, f"PDF has {count:,} pages, over the limit of {limit:,}")
+    return count
+
+
+def _page_texts(path: Path, reader, budget: Budget) -> list[str]:
     """Normalised text of every page; a page that fails to parse counts as empty."""
     texts = []
     for number, page in enumerate(reader.pages, start=1):
+        budget.check_time()
         try:
             texts.append(normalise_whitespace(page.extract_text() or ""))
+            budget.add_text(texts[-1])
+        except DocumentTooLargeError:
+            raise
         except Exception as e:  # noqa: BLE001 -- pypdf raises many kinds on bad content streams
             log.warning("%s: page %d unreadable, skipped: %s", path, number, _short(e))
             texts.append("")
@@ -100,16 +140,22 @@ def join_pages(texts: list[str]) -> tuple[str, tuple[int, ...]]:
     return "".join(parts), tuple(starts)
 
 
-def extract_pdf(path: Path, data: bytes) -> ExtractedText:
-    """Text layer of a PDF; ExtractionError when no page has any text (a scan)."""
-    reader = _open_reader(path, data)
+def extract_pdf(path: Path, data: bytes, budget: Budget | None = None) -> ExtractedText:
+    """Text layer of a PDF; ExtractionError when no page has any text (a scan).
+
+    Example: extract_pdf(Path("a.pdf"), data).page_starts == (0, 52)
+    """
+    budget = budget or Budget.start(path)
+    reader = _open_reader(path, data, budget)
     try:
-        page_count = len(reader.pages)
+        page_count = _check_page_count(path, reader, budget)
+    except DocumentTooLargeError:
+        raise
     except Exception as e:  # noqa: BLE001
         raise CorruptDocumentError(path, f"damaged or truncated PDF ({_short(e)})") from e
     if page_count == 0:
         raise CorruptDocumentError(path, "damaged PDF (no pages)")
-    text, starts = join_pages(_page_texts(path, reader))
+    text, starts = join_pages(_page_texts(path, reader, budget))
     if not text:
         raise ExtractionError(path, "no text layer (scanned PDF?)")
     return ExtractedText(text=text, format="pdf", page_starts=starts, title=_metadata_title(reader))

@@ -140,16 +140,15 @@ MiningEvent = MiningProgress | MiningFinished
 
 
 def _read_bytes(path: Path) -> bytes:
+    """The file's bytes; only a regular file is opened (a FIFO or /dev/zero is refused)."""
+    from engine.safe_open import read_regular
+
     try:
-        if path.stat().st_size > MAX_LINE_FILE_BYTES:
-            raise ExtractionError(path, f"larger than {MAX_LINE_FILE_BYTES >> 20} MiB")
-        return path.read_bytes()
-    except FileNotFoundError as e:
-        raise ExtractionError(path, "no such file") from e
-    except IsADirectoryError as e:
-        raise ExtractionError(path, "a folder, not a document") from e
-    except OSError as e:
-        raise ExtractionError(path, f"cannot read ({e.strerror or e})") from e
+        return read_regular(path, MAX_LINE_FILE_BYTES)
+    except ExtractionError as e:
+        if isinstance(e.__cause__, FileNotFoundError):
+            raise ExtractionError(path, "no such file") from e
+        raise
 
 
 def read_lines(path: Path) -> list[str]:

@@ -19,6 +19,7 @@ from engine.errors import (
     DocumentTooLargeError,
     EncryptedDocumentError,
     ExtractionError,
+    NotRegularFileError,
     UnsupportedFormatError,
 )
 from engine.extract import extract, sniff_format
@@ -231,14 +232,21 @@ def test_unreadable_file_permission_denied(tmp_path):
 
 def test_folder_named_like_a_document(tmp_path):
     (tmp_path / "folder.txt").mkdir()
-    assert_fails(tmp_path / "folder.txt", ExtractionError, "cannot read: a folder")
+    assert_fails(tmp_path / "folder.txt", NotRegularFileError, "cannot read: a folder")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 def test_fifo_does_not_hang(tmp_path):
     os.mkfifo(tmp_path / "pipe.txt")
-    assert_fails(tmp_path / "pipe.txt", ExtractionError, "cannot read: not a regular file")
+    assert_fails(tmp_path / "pipe.txt", NotRegularFileError, "cannot read: not a regular file")
     assert sniff_format(tmp_path / "pipe.txt") is None
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_link_to_dev_zero_is_not_read(tmp_path):
+    os.symlink("/dev/zero", tmp_path / "zero.txt")
+    assert_fails(tmp_path / "zero.txt", NotRegularFileError, "cannot read: not a regular file")
+    assert sniff_format(tmp_path / "zero.txt") is None
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="Linux file names are bytes; others enforce Unicode")
@@ -255,17 +263,19 @@ def test_file_deleted_before_read(tmp_path):
     assert_fails(path, ExtractionError, "file not found (moved or deleted?)")
 
 
-def test_file_vanishing_between_stat_and_open(tmp_path, monkeypatch):
+def test_file_vanishing_between_scan_and_open(tmp_path, monkeypatch):
+    import engine.safe_open
+
     path = tmp_path / "racy.txt"
     path.write_text("here at scan time")
-    real_open = Path.open
+    real_open = os.open
 
-    def delete_then_open(self, *args, **kwargs):
-        if self == path:
-            os.unlink(self)
-        return real_open(self, *args, **kwargs)
+    def delete_then_open(name, *args, **kwargs):
+        if Path(name) == path:
+            os.unlink(name)
+        return real_open(name, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "open", delete_then_open)
+    monkeypatch.setattr(engine.safe_open.os, "open", delete_then_open)
     assert_fails(path, ExtractionError, "file not found (moved or deleted?)")
 
 

@@ -11,6 +11,7 @@ from extract_docs import encrypt_pdf, make_pdf
 from helpers import WordEncoder
 
 from engine.config import data_paths
+from engine.errors import ExtractionError
 from engine.events import IndexFinished, IndexProgress
 from engine.library import Library
 
@@ -115,14 +116,14 @@ def test_file_refused_by_the_os_is_skipped_even_as_root(library, tmp_path, monke
     corpus.mkdir()
     (corpus / "good.txt").write_text(GOOD, encoding="utf-8")
     (corpus / "refused.txt").write_text("secret", encoding="utf-8")
-    real_sha256 = indexer._sha256
+    real_read = indexer._read_document
 
-    def sha256(path):
+    def read_document(path, max_bytes):
         if path.name == "refused.txt":
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_sha256(path)
+            raise ExtractionError(path, "permission denied") from PermissionError(13, "Permission denied")
+        return real_read(path, max_bytes)
 
-    monkeypatch.setattr(indexer, "_sha256", sha256)
+    monkeypatch.setattr(indexer, "_read_document", read_document)
     summary = list(library.index_paths([corpus]))[-1].summary
     assert [(Path(s.path).name, s.reason) for s in summary.skipped] == [("refused.txt", "permission denied")]
     assert summary.indexed == 1

@@ -107,3 +107,29 @@ def test_collection_gives_its_passages_sentences(tmp_path, babelfind_home):
         assert corpus.stats.duplicates == 1
     with pytest.raises(InputError, match="no indexed collection 'missing'"):
         _load(CorpusSource(collection="missing"))
+
+
+def test_hostile_files_are_counted_as_failed_not_raised(tmp_path, monkeypatch):
+    import os
+
+    import trainer.corpus as corpus_module
+    from hostile_docs import epub_members, zip_bytes
+
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    (folder / "no-manifest.epub").write_bytes(zip_bytes(epub_members(with_manifest=False)))
+    (folder / "good.txt").write_text("Bees make honey in summer.\nThey live in wooden hives.\n", encoding="utf-8")
+    (folder / "swapped.txt").write_text("Soon a link to a device.\nIt must not be read.\n", encoding="utf-8")
+    real_is_one_per_line = corpus_module._is_one_per_line
+
+    def swap_then_read(path, one_per_line):  # the file becomes /dev/zero after the listing
+        if path.name == "swapped.txt" and os.path.exists("/dev/zero"):
+            path.unlink()
+            os.symlink("/dev/zero", path)
+        return real_is_one_per_line(path, one_per_line)
+
+    monkeypatch.setattr(corpus_module, "_is_one_per_line", swap_then_read)
+    corpus = _load(CorpusSource(paths=(str(folder),)))
+    assert sorted(corpus.sentences) == ["Bees make honey in summer.", "They live in wooden hives."]
+    failures = " ".join(corpus.stats.failures)
+    assert corpus.stats.files_failed == 2 and "no-manifest.epub" in failures and "not a regular file" in failures
