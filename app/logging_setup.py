@@ -57,6 +57,8 @@ def logging_to_file(home: Path, verbose: bool = False) -> Iterator[Path | None]:
         root.addHandler(handler)
     root.setLevel(logging.INFO)
     logging.captureWarnings(True)  # warnings.warn(...) becomes a record of "py.warnings"
+    if "transformers" in sys.modules:  # imported already: its own stderr handler is in place
+        route_transformers_logs()
     try:
         yield log_path(home) if any(isinstance(h, RotatingFileHandler) for h in handlers) else None
     finally:

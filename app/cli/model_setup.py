@@ -32,7 +32,9 @@ def prepare_models(paths: DataPaths, which: str) -> None:
     says why the first command took a minute.
     """
     from app.first_run import ensure_models, models_missing
+    from app.logging_setup import quiet_onnxruntime
 
+    quiet_onnxruntime()  # before the command makes its first session
     name = None if which == ACTIVE_MODEL else which
     if not models_missing(paths, name):
         return

@@ -78,5 +78,5 @@ def test_missing_source_and_existing_name_are_clear_errors(tmp_path, inputs, cap
     assert main(["train", "--base", str(model), "--out", "x", *TINY_ARGS]) == 1
     assert "--corpus" in capsys.readouterr().err
     assert main(["train", "--corpus", str(tmp_path / "absent"), "--base", str(model),
-                 "--out", "x", *TINY_ARGS]) == 1
-    assert "does not exist" in capsys.readouterr().err
+                 "--out", "x", *TINY_ARGS]) == 2  # refused while parsing, before any loading
+    assert "no such file or folder" in capsys.readouterr().err
