@@ -60,7 +60,7 @@ class _InstallBar:
 
             self._bar = tqdm(total=100, desc="installing models", unit="%", file=sys.stderr,
                              leave=False, disable=not sys.stderr.isatty(),
-                             bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}")
+                             bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}{postfix}")
         self._bar.n = min(100, round(100 * fraction))
         self._bar.set_postfix_str(message[:48], refresh=True)
 

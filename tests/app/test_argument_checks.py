@@ -99,3 +99,23 @@ def test_search_and_reindex_on_a_fresh_home_say_nothing_is_indexed(no_model_load
     assert capsys.readouterr().out.strip() == "[]"
     assert main(["reindex"]) == 0
     assert "nothing is indexed yet" in capsys.readouterr().err
+
+
+def test_a_refused_command_never_imports_the_model_runtime(tmp_path):
+    """In a fresh process: a bad argument exits before onnxruntime or the library are imported."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = ("import sys; from app.cli import main; code = main(sys.argv[1:]); "
+              "heavy = [m for m in ('onnxruntime', 'engine.library', 'torch', 'transformers') if m in sys.modules]; "
+              "print(code, heavy)")
+    repo = Path(__file__).resolve().parents[2]
+    env = os.environ | {"PYTHONPATH": str(repo), "BABELFIND_HOME": str(tmp_path / "home")}
+    for argv in (["search", " "], ["search", "x", "-k", "0"], ["search", "x", "--lang", "german"],
+                 ["embed", str(tmp_path / "none.txt"), "-o", str(tmp_path / "v.npy")]):
+        done = subprocess.run([sys.executable, "-c", script, *argv], env=env, capture_output=True,
+                              text=True, timeout=120, check=False)
+        assert done.stdout.strip() == "2 []", (argv, done.stdout, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1
