@@ -29,7 +29,9 @@ ORT_QUIET, ORT_VERBOSE = 3, 2
 
 # Undo steps for changes made to other libraries while a logging_to_file block runs.
 _restore: list[Callable[[], None]] = []
-_state = {"verbose": False}  # whether the running block also shows the log on stderr
+# verbose: the running block also shows the log on stderr; active: a block is running;
+# transformers: its logs are routed (once, however often route_transformers_logs is called)
+_state = {"verbose": False, "active": False, "transformers": False}
 
 
 def log_path(home: Path) -> Path:
@@ -51,6 +53,7 @@ def logging_to_file(home: Path, verbose: bool = False) -> Iterator[Path | None]:
     """
     handlers = _make_handlers(home, verbose)
     _state["verbose"] = any(type(h) is logging.StreamHandler for h in handlers)
+    _state["active"] = True
     root = logging.getLogger()
     saved_level = root.level
     for handler in handlers:
@@ -69,7 +72,7 @@ def logging_to_file(home: Path, verbose: bool = False) -> Iterator[Path | None]:
             root.removeHandler(handler)
             handler.close()
         root.setLevel(saved_level)
-        _state["verbose"] = False
+        _state["verbose"] = _state["active"] = False
 
 
 def _make_handlers(home: Path, verbose: bool) -> list[logging.Handler]:
@@ -113,11 +116,16 @@ def route_transformers_logs() -> None:
     transformers writes to stderr through a handler of its own and draws progress bars
     while loading weights; during a model install the user sees our one bar instead.
     Costs about a second (it imports transformers), so only installs and training call it.
+    Inside a logging_to_file block the change is undone when the block ends; outside one
+    it stays (a worker thread may call it while the block runs in the main thread).
     """
+    if _state["transformers"]:
+        return
     try:
         from transformers.utils import logging as hf_logging
     except ImportError:
         return
+    _state["transformers"] = True
     bars_were_on = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_default_handler()
     hf_logging.enable_propagation()
@@ -128,5 +136,7 @@ def route_transformers_logs() -> None:
         hf_logging.enable_default_handler()
         if bars_were_on:
             hf_logging.enable_progress_bar()
+        _state["transformers"] = False
 
-    _restore.append(restore)
+    if _state["active"]:
+        _restore.append(restore)

@@ -48,6 +48,9 @@ def at_least_one(text: str) -> int:
 
 def language_code(text: str) -> str:
     """An ISO 639-1 code Babelfind detects, lower case; names get a suggestion."""
+    if "," in text:
+        raise argparse.ArgumentTypeError(
+            f"one language code per option, not {text!r}; repeat the option for more")
     try:
         return check_language(text)
     except InputError as e:

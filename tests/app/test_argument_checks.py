@@ -36,6 +36,11 @@ def test_a_language_name_gets_its_code_suggested(no_model_loads, capsys, lang, s
     assert f"unknown language '{lang}'; did you mean '{suggestion}'" in message
 
 
+def test_a_comma_list_of_languages_is_explained(no_model_loads, capsys):
+    message = one_line_error(capsys, ["search", "glaciers", "--lang", "de,fr"])
+    assert "one language code per option, not 'de,fr'; repeat the option" in message
+
+
 def test_an_unknown_code_gets_no_guess(no_model_loads, capsys):
     message = one_line_error(capsys, ["search", "glaciers", "--lang", "en", "--lang", "xx"])
     assert "unknown language 'xx'" in message and "did you mean" not in message

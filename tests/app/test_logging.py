@@ -99,13 +99,14 @@ def test_transformers_messages_go_to_the_log_while_routed(tmp_path, capsys):
 
     from app.logging_setup import route_transformers_logs
 
+    bars_before = hf_logging.is_progress_bar_enabled()
     with logging_to_file(tmp_path) as path:
         route_transformers_logs()
         hf_logging.get_logger("transformers.modeling_utils").warning("LOAD REPORT from the test")
         assert not hf_logging.is_progress_bar_enabled()
     assert capsys.readouterr().err == ""
     assert "LOAD REPORT from the test" in path.read_text(encoding="utf-8")
-    assert hf_logging.is_progress_bar_enabled()  # put back as it was
+    assert hf_logging.is_progress_bar_enabled() == bars_before  # put back as it was
 
 
 def test_transformers_imported_earlier_still_logs_to_the_file(noisy_status, capsys, babelfind_home):
