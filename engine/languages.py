@@ -129,6 +129,18 @@ def check_language(text: str) -> str:
     raise InputError(f"unknown language {text.strip()!r}{hint}")
 
 
+def tatoeba_code_for(text: str, available) -> str | None:
+    """The ISO 639-3 code among `available` for a language code or name, else None.
+
+    Example: tatoeba_code_for("de", {"deu", "fra"}) == "deu"; "german" gives "deu" too.
+    """
+    folded = _fold(text)
+    code = folded if folded in LANGUAGE_CODES else _ALIASES.get(folded)
+    if code is None:
+        return None
+    return next((c for c in _TABLE[code][1] if c in available), None)
+
+
 def _suggest(folded: str) -> str | None:
     if folded in _ALIASES:
         return _ALIASES[folded]

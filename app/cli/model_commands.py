@@ -240,10 +240,25 @@ def _write_chunk(out, start: int, vectors, bar) -> int:
 
 
 def check_eval(args) -> None:
-    """Refuses an evaluation with nothing chosen before a model loads (or installs)."""
+    """Refuses an evaluation with nothing chosen, or Tatoeba languages that are not in the
+    data, before a model loads (or installs)."""
     if not args.tatoeba and not getattr(args, "sts", False):
         raise InputError("choose what to evaluate: --tatoeba" +
                          (" or --sts" if hasattr(args, "sts") else ""))
+    if args.tatoeba:
+        _check_tatoeba_languages((args.data or _default_data_dir()) / "tatoeba" / "v1", args.langs or ())
+
+
+def _check_tatoeba_languages(folder: Path, langs) -> None:
+    from engine.eval_tatoeba import available_languages
+    from engine.languages import tatoeba_code_for
+
+    available = set(available_languages(folder))  # InputError when the folder is missing
+    for lang in langs:
+        if lang not in available:
+            guess = tatoeba_code_for(lang, available)
+            hint = f"; did you mean '{guess}'?" if guess else " (Tatoeba uses ISO 639-3 codes such as deu)"
+            raise InputError(f"no Tatoeba pair for '{lang}' in {folder}{hint}")
 
 
 def run_eval(args) -> int:

@@ -83,6 +83,18 @@ def test_eval_and_train_check_their_arguments_first(no_model_loads, capsys, tmp_
     assert "invalid model name" in one_line_error(capsys, ["train", "--corpus", str(tmp_path), "--out", "a/b"], code=1)
 
 
+def test_eval_checks_tatoeba_languages_before_loading(no_model_loads, capsys, tmp_path):
+    tatoeba = tmp_path / "data" / "tatoeba" / "v1"
+    tatoeba.mkdir(parents=True)
+    for side in ("deu", "eng"):
+        (tatoeba / f"tatoeba.deu-eng.{side}").write_text("ein Hund\n" if side == "deu" else "a dog\n")
+    argv = ["eval", "multilingual-e5-small", "--tatoeba", "--data", str(tmp_path / "data"), "--langs"]
+    assert "did you mean 'deu'?" in one_line_error(capsys, argv + ["de"], code=1)
+    assert "did you mean 'deu'?" in one_line_error(capsys, argv + ["German"], code=1)
+    assert "ISO 639-3" in one_line_error(capsys, argv + ["xyz"], code=1)
+    assert "Tatoeba folder not found" in one_line_error(capsys, argv[:-3] + ["--data", str(tmp_path)], code=1)
+
+
 def test_wrong_command_lines_are_one_line_with_a_pointer_to_help(no_model_loads, capsys):
     assert "see 'babelfind search --help'" in one_line_error(capsys, ["search"])
     assert "unrecognized arguments: --bogus" in one_line_error(capsys, ["search", "x", "--bogus"])

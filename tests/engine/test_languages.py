@@ -38,6 +38,15 @@ def test_unknown_text_gets_no_guess(text):
     assert "did you mean" not in str(error.value)
 
 
+def test_tatoeba_codes_for_codes_and_names():
+    from engine.languages import tatoeba_code_for
+
+    available = {"deu", "cmn", "fra"}
+    assert tatoeba_code_for("de", available) == "deu"
+    assert tatoeba_code_for("Chinese", available) == "cmn"
+    assert tatoeba_code_for("es", available) is None and tatoeba_code_for("xyz", available) is None
+
+
 def test_an_empty_code_is_refused():
     with pytest.raises(InputError, match="empty"):
         check_language("  ")
