@@ -377,3 +377,47 @@ def _set_registry_active(name: str, paths: DataPaths) -> None:
     from engine.models import set_active
 
     set_active(name, paths)
+
+
+# -- reading a library without its model (status, forget) ------------------------------
+
+
+class _ModelNotLoaded:
+    """Stands in for the index's model in a library opened by `open_without_model`."""
+
+    def __init__(self, name: str, dim: int):
+        self.name = name
+        self.dim = dim
+
+    def encode(self, texts, kind="passage"):
+        from engine.errors import ModelError
+
+        raise ModelError(f"model '{self.name}' was not loaded: this library was opened "
+                         "for reading only (Library.open loads it)")
+
+
+def open_without_model(paths: DataPaths | None = None, *, db_url: str | None = None,
+                       **lock_options) -> Library | None:
+    """The existing library, opened without loading any model; None when nothing is indexed yet.
+
+        >>> library = open_without_model(data_paths())     # instant, even for a large model
+
+    For calls that never encode: status(), roots(), skipped(), forget(). A default SQLite
+    library that does not exist yet is not created (a status check leaves no trace).
+
+    Raises:
+        StoreError: the database cannot be opened.
+    """
+    paths = paths or data_paths()
+    db_url = db_url or paths.db_url
+    refuse_lost_database(db_url, paths.indexes)  # vectors without their database: say so
+    if db_url.startswith("sqlite:///") and not Path(db_url.removeprefix("sqlite:///")).exists():
+        return None
+    store = Store.open(db_url)
+    generation = store.generation("active")
+    if generation is None:  # a database made by a start that never got a model
+        store.close()
+        return None
+    live = LiveIndex.open(store, generation, paths.indexes)
+    return Library(paths, store, live, _ModelNotLoaded(generation.model_name, generation.dim), db_url,
+                   **lock_options)

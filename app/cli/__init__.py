@@ -2,8 +2,14 @@
 
 Each module in COMMAND_MODULES has `register(subparsers)` that adds its commands with
 `parser.set_defaults(run=function)`; `function(args) -> int` returns the exit code.
-Typed engine errors become one line on stderr and exit code 1; no tracebacks for
-user mistakes.
+A command may also set `check=function(args)` (cross-argument checks, run before any
+model loads) and `uses_model=` (app.cli.model_setup): then the bundled models are
+installed on first use, once, by app.cli.model_setup, before `run`.
+
+Exit codes: 0 done; 1 a typed engine error, printed as one line on stderr (no
+tracebacks for user mistakes); 2 a wrong command line (argparse, also one line);
+130 interrupted. Logs and third-party warnings go to BABELFIND_HOME/logs/babelfind.log;
+--verbose (or BABELFIND_VERBOSE=1) shows them on stderr too.
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ import sys
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.cli.arguments import OneLineParser
 from engine.errors import BabelfindError
 from engine.store.urls import one_line, scrub
+
+log = logging.getLogger(__name__)
 
 COMMAND_MODULES = (
     "app.cli.library_commands",
@@ -29,11 +38,12 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="babelfind", description="Search your own documents by meaning, in any language."
     )
     parser.add_argument("--db", help="SQLAlchemy database URL (default: SQLite in BABELFIND_HOME)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show the log on stderr too (it is always in BABELFIND_HOME/logs)")
     waiting = parser.add_mutually_exclusive_group()
     waiting.add_argument("--wait", type=float, metavar="SECONDS", dest="lock_timeout",
                          help="while another Babelfind process writes to the library, wait at "
@@ -49,17 +59,40 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(subparsers)
+    _accept_verbose_after_the_command(parser)
     return parser
+
+
+def _accept_verbose_after_the_command(parser: argparse.ArgumentParser) -> None:
+    """Lets `babelfind search cats -v` work as well as `babelfind -v search cats`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in {id(p): p for p in action.choices.values()}.values():
+                sub.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                                 help="show the log on stderr too")
+                _accept_verbose_after_the_command(sub)
 
 
 def main(argv: list[str] | None = None) -> int:
     # File names that are not valid UTF-8 must print, not crash the command.
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(errors="backslashreplace")
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
-        return int(args.run(args) or 0)
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # --help (0), or a wrong command line already told in one line (2)
+        return e.code if isinstance(e.code, int) else 2
+    from app.logging_setup import logging_to_file, verbose_requested
+    from engine.config import data_paths
+
+    try:
+        paths = data_paths()
+        with logging_to_file(paths.home, verbose_requested(args.verbose)):
+            try:
+                return _run(args, paths)
+            except Exception:
+                # The terminal gets one line below; the log keeps the traceback for a bug report.
+                log.info("babelfind %s failed", args.command, exc_info=True)
+                raise
     except BabelfindError as e:
         print(f"babelfind: error: {e}", file=sys.stderr)
         return 1
@@ -73,6 +106,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("babelfind: interrupted", file=sys.stderr)
         return 130
+
+
+def _run(args: argparse.Namespace, paths) -> int:
+    """Checks, then the models a command needs, then the command itself."""
+    from app.cli.model_setup import model_for, prepare_models
+
+    check = getattr(args, "check", None)
+    if check is not None:
+        check(args)
+    which = model_for(args)
+    if which is not None:
+        prepare_models(paths, which)
+    return int(args.run(args) or 0)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,9 @@
-"""`babelfind index | search | status | forget | reindex`: thin calls into engine.library."""
+"""`babelfind index | search | status | forget | reindex`: thin calls into engine.library.
+
+On a fresh home: `index` installs the bundled models (once) and indexes; `search` and
+`reindex` say that nothing is indexed yet, without installing anything; `status` and
+`forget` never load a model at all (they only read the database).
+"""
 
 from __future__ import annotations
 
@@ -8,23 +13,28 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from app.cli.arguments import at_least_one, existing_path, language_code, query_text
+from app.cli.model_setup import ACTIVE_MODEL
 from engine.events import IndexFinished, IndexProgress, IndexSummary
+
+NOTHING_INDEXED = "nothing is indexed yet; run 'babelfind index FOLDER' first"
 
 
 def register(subparsers) -> None:
     index = subparsers.add_parser("index", help="index files and folders")
-    index.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    index.add_argument("paths", nargs="+", type=existing_path, metavar="PATH")
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
-    index.set_defaults(run=run_index)
+    index.set_defaults(run=run_index, uses_model=ACTIVE_MODEL)
 
     search = subparsers.add_parser("search", help="search indexed documents by meaning")
-    search.add_argument("query")
-    search.add_argument("-k", type=int, default=10, help="number of documents (default 10)")
-    search.add_argument("--lang", action="append", help="only passages in this language (ISO 639-1); repeatable")
+    search.add_argument("query", type=query_text)
+    search.add_argument("-k", type=at_least_one, default=10, help="number of documents (default 10)")
+    search.add_argument("--lang", action="append", type=language_code,
+                        help="only passages in this language (ISO 639-1, e.g. de); repeatable")
     search.add_argument("--path", help="only documents under this folder")
     search.add_argument("--type", action="append", dest="file_types", help="only this file type (pdf, docx, ...); repeatable")
     search.add_argument("--json", action="store_true", help="print results as JSON")
-    search.set_defaults(run=run_search)
+    search.set_defaults(run=run_search, uses_model=active_model_if_indexed)
 
     status = subparsers.add_parser("status", help="what is indexed, with which model")
     status.add_argument("--json", action="store_true")
@@ -36,18 +46,32 @@ def register(subparsers) -> None:
 
     reindex = subparsers.add_parser("reindex", help="bring every indexed folder up to date")
     reindex.add_argument("--json", action="store_true")
-    reindex.set_defaults(run=run_reindex)
+    reindex.set_defaults(run=run_reindex, uses_model=active_model_if_indexed)
+
+
+def active_model_if_indexed(args: argparse.Namespace) -> str | None:
+    """search and reindex need a model only when there is something to search or re-read;
+    on a fresh home they say so at once instead of installing models first."""
+    return ACTIVE_MODEL if library_exists(args) else None
+
+
+def library_exists(args: argparse.Namespace) -> bool:
+    """False only when the default SQLite library was never created (a fresh home).
+
+    Another database (--db, settings) is assumed to exist; opening it tells.
+    """
+    from engine.config import data_paths
+
+    url = args.db or data_paths().db_url
+    return not url.startswith("sqlite:///") or Path(url.removeprefix("sqlite:///")).exists()
 
 
 def open_library(args: argparse.Namespace):
-    """The library in BABELFIND_HOME, installing the bundled models on first use."""
+    """The library in BABELFIND_HOME with its model (main() has installed the models)."""
     from engine.config import data_paths
     from engine.library import Library
-    from trainer.default_models import ensure_default_models
 
-    paths = data_paths()
-    ensure_default_models(paths, progress=_first_run_progress())
-    return Library.open(paths, db_url=args.db, **lock_options(args))
+    return Library.open(data_paths(), db_url=args.db, **lock_options(args))
 
 
 def lock_options(args) -> dict:
@@ -61,23 +85,12 @@ def tell_waiting(holder) -> None:
     print(f"babelfind: {waiting_message(holder)}", file=sys.stderr, flush=True)
 
 
-def _first_run_progress():
-    """A callback that shows first-run model installation on stderr."""
-    from tqdm import tqdm
+def open_for_reading(args: argparse.Namespace):
+    """The library without loading a model, or None when nothing was ever indexed."""
+    from engine.config import data_paths
+    from engine.library import open_without_model
 
-    bar = None
-
-    def progress(fraction: float, message: str) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=100, desc="installing models", unit="%", file=sys.stderr, leave=False)
-        bar.set_postfix_str(message[:40])
-        bar.n = round(fraction * 100)
-        bar.refresh()
-        if fraction >= 1:
-            bar.close()
-
-    return progress
+    return open_without_model(data_paths(), db_url=args.db, **lock_options(args))
 
 
 def drive(events, show_progress: bool = True) -> IndexSummary:
@@ -125,6 +138,10 @@ def run_index(args) -> int:
 
 
 def run_reindex(args) -> int:
+    if not library_exists(args):
+        print(f"babelfind: {NOTHING_INDEXED}", file=sys.stderr)
+        _print_summary(IndexSummary(), args.json)
+        return 0
     return _index_with(args, lambda library: library.reindex())
 
 
@@ -140,6 +157,9 @@ def _index_with(args, start) -> int:
 
 
 def run_search(args) -> int:
+    if not library_exists(args):
+        print("[]" if args.json else f"no results: {NOTHING_INDEXED}")
+        return 0
     library = open_library(args)
     try:
         hits = library.search(args.query, k=args.k, languages=args.lang,
@@ -179,7 +199,9 @@ def _hit_json(hit) -> dict:
 
 
 def run_status(args) -> int:
-    library = open_library(args)
+    library = open_for_reading(args) if library_exists(args) else None
+    if library is None:
+        return _print_fresh_status(args)
     try:
         status = library.status()
         roots = library.roots()
@@ -203,8 +225,36 @@ def run_status(args) -> int:
     return 0
 
 
+def _print_fresh_status(args) -> int:
+    """Status before anything is indexed: the same fields, nothing created or installed."""
+    from engine.config import data_paths
+    from engine.models import active_model_name
+
+    paths = data_paths()
+    active = active_model_name(paths)
+    db_url = args.db or paths.db_url
+    if not db_url.startswith("sqlite:"):  # a server URL may hold a password
+        from sqlalchemy.engine import make_url
+
+        db_url = make_url(db_url).render_as_string(hide_password=True)
+    if args.json:
+        print(json.dumps({"model": active, "dim": None, "documents": 0, "passages": 0, "failed": 0,
+                          "languages": {}, "index_kind": None, "db_url": db_url,
+                          "home": str(paths.home), "pending_model": None, "roots": []}, indent=2))
+        return 0
+    print(f"model      {active or 'none installed yet'} "
+          f"({'active' if active else 'the first index installs the bundled models'})")
+    print(f"documents  {NOTHING_INDEXED}")
+    print(f"database   {db_url}")
+    return 0
+
+
 def run_forget(args) -> int:
-    library = open_library(args)
+    from engine.errors import NotIndexedError
+
+    library = open_for_reading(args) if library_exists(args) else None
+    if library is None:
+        raise NotIndexedError(args.path)
     try:
         removed = library.forget(args.path)
     finally:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+
+from app.cli.arguments import at_least_one, existing_file, language_code, output_file
+from app.cli.model_setup import ACTIVE_MODEL
 
 
 def register(subparsers) -> None:
@@ -16,49 +18,41 @@ def register(subparsers) -> None:
         "or plain-text files with one sentence per line: .txt, .tsv, Moses-style corpus.de, "
         "train.src) with margin-based scoring.",
     )
-    mine.add_argument("source", type=Path, metavar="A", help="source document")
-    mine.add_argument("target", type=Path, metavar="B", help="target document")
-    mine.add_argument("-o", "--output", type=Path, help="write pairs to a .tsv or .tmx file (default: TSV on stdout)")
+    mine.add_argument("source", type=existing_file, metavar="A", help="source document")
+    mine.add_argument("target", type=existing_file, metavar="B", help="target document")
+    mine.add_argument("-o", "--output", type=output_file, help="write pairs to a .tsv or .tmx file (default: TSV on stdout)")
     mine.add_argument("--mode", choices=("max", "intersect", "forward", "backward"), default="max",
                       help="which candidates to keep (LASER retrieval modes; default max)")
     mine.add_argument("--margin", choices=("ratio", "distance", "absolute"), default="ratio",
                       help="score: ratio margin, distance margin or plain cosine (default ratio)")
     mine.add_argument("--threshold", type=float, help="keep pairs scoring above this (default per margin)")
-    mine.add_argument("--k", type=int, default=4, help="neighbours in the margin (default 4)")
+    mine.add_argument("--k", type=at_least_one, default=4, help="neighbours in the margin (default 4)")
     mine.add_argument("--align", choices=("auto", "on", "off"), default="auto",
                       help="ordered alignment for documents that translate each other (default auto)")
     mine.add_argument("--model", help="registered model to encode with (default: the active model)")
     mine.add_argument("--lines", action="store_true", help="read plain-text files as one sentence per line")
-    mine.add_argument("--src-lang", help="language of A (ISO 639-1); default: detected")
-    mine.add_argument("--tgt-lang", help="language of B (ISO 639-1); default: detected")
+    mine.add_argument("--src-lang", type=language_code, help="language of A (ISO 639-1); default: detected")
+    mine.add_argument("--tgt-lang", type=language_code, help="language of B (ISO 639-1); default: detected")
     mine.add_argument("--same-language", action="store_true", help="allow both documents in one language")
     mine.add_argument("--json", action="store_true", help="print the result as JSON")
-    mine.set_defaults(run=run_mine)
+    # On a fresh home the bundled models install first (once): mining always encodes.
+    mine.set_defaults(run=run_mine, check=check_mine, uses_model=lambda args: args.model or ACTIVE_MODEL)
+
+
+def check_mine(args: argparse.Namespace) -> None:
+    """Bad options or a bad output extension fail now, not after the models load and encode."""
+    from engine.mining.bitext_io import format_for
+
+    options_from(args)  # MiningOptions checks its values
+    if args.output is not None:
+        format_for(args.output)
 
 
 def get_encoder(model: str | None):
-    """The encoder to mine with; installs the bundled models on first use."""
-    from engine.config import data_paths
+    """The encoder to mine with (main() has installed the bundled models)."""
     from engine.models import load_encoder
-    from trainer.default_models import ensure_default_models
 
-    ensure_default_models(data_paths(), progress=_install_progress())
     return load_encoder(model)
-
-
-def _install_progress():
-    from tqdm import tqdm
-
-    bar = None
-
-    def progress(fraction: float, message: str) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=100, desc="installing models", unit="%", file=sys.stderr, leave=False, disable=None)
-        bar.n = int(100 * fraction)
-        bar.set_postfix_str(message, refresh=True)
-
-    return progress
 
 
 def options_from(args: argparse.Namespace):
@@ -79,11 +73,9 @@ def options_from(args: argparse.Namespace):
 
 def run_mine(args: argparse.Namespace) -> int:
     from engine.mining.bitext import iter_mine_documents, result_rows
-    from engine.mining.bitext_io import format_for, tsv_text, write_pairs
+    from engine.mining.bitext_io import tsv_text, write_pairs
 
     options = options_from(args)
-    if args.output is not None:
-        format_for(args.output)  # a bad extension fails now, not after encoding
     encoder = get_encoder(args.model)
     result = _run_with_progress(iter_mine_documents(args.source, args.target, encoder, options))
     rows = result_rows(result)

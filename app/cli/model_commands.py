@@ -4,6 +4,10 @@
     babelfind models import-laser laser2.pt --spm laser2.spm --cvocab laser2.cvocab --name laser2
     babelfind embed sentences.txt -o vectors.npy --kind query
     babelfind eval multilingual-e5-small --tatoeba --langs deu fra --json
+
+On a fresh home, `embed`, `eval` and `models info|use|export` install the bundled
+models first (once) when they use one of them (the active model or a bundled name);
+`models list` shows what is installed; `models import|import-laser|remove` need none.
 """
 
 from __future__ import annotations
@@ -14,8 +18,12 @@ import os
 import sys
 from pathlib import Path
 
+from app.cli.arguments import existing_file, existing_folder, existing_path, output_file
+from app.cli.model_setup import ACTIVE_MODEL
 from engine.errors import InputError
 
+NO_MODELS_YET = ("no models installed yet; the bundled ones (multilingual-e5-small, "
+                 "all-minilm-l6-v2) install on first use, e.g. 'babelfind index FOLDER'")
 EMBED_CHUNK = 2048  # lines read and encoded at a time, so large files stream
 
 
@@ -29,42 +37,53 @@ def register(subparsers) -> None:
                               ("remove", "delete an installed model")):
         parser = sub.add_parser(action, help=help_text)
         parser.add_argument("--json", action="store_true", help="machine-readable output")
-        parser.set_defaults(run=globals()[f"run_models_{action}"])
+        # Naming a bundled model (info, use, export) installs the bundled models first
+        # on a fresh home; list only reads what is there and says how to get them.
+        parser.set_defaults(run=globals()[f"run_models_{action}"],
+                            uses_model=_named_model if action in ("info", "use", "export") else None)
         if action in ("info", "use", "export", "remove"):
             parser.add_argument("name", help="model name")
         if action == "import":
-            parser.add_argument("source", type=Path, help="folder or .zip from 'models export'")
+            parser.add_argument("source", type=existing_path, help="folder or .zip from 'models export'")
         if action == "export":
-            parser.add_argument("dest", type=Path, help="the .zip to write")
+            parser.add_argument("dest", type=output_file, help="the .zip to write")
     laser = sub.add_parser("import-laser", help="add an official LASER2/LASER3 BiLSTM checkpoint")
-    laser.add_argument("checkpoint", type=Path, help="laser2.pt or laser3-xxx.v1.pt")
-    laser.add_argument("--spm", type=Path, required=True, help="its SentencePiece model (laser2.spm)")
-    laser.add_argument("--cvocab", type=Path, help="its vocabulary (laser2.cvocab), checked and kept")
+    laser.add_argument("checkpoint", type=existing_file, help="laser2.pt or laser3-xxx.v1.pt")
+    laser.add_argument("--spm", type=existing_file, required=True, help="its SentencePiece model (laser2.spm)")
+    laser.add_argument("--cvocab", type=existing_file, help="its vocabulary (laser2.cvocab), checked and kept")
     laser.add_argument("--name", required=True, help="name in the registry")
     laser.add_argument("--replace", action="store_true", help="replace a model of that name")
     laser.add_argument("--json", action="store_true", help="machine-readable output")
     laser.set_defaults(run=run_models_import_laser)
 
     embed = subparsers.add_parser("embed", help="encode one sentence per line into a .npy file")
-    embed.add_argument("input", type=Path, help="UTF-8 text file, one sentence per line")
-    embed.add_argument("-o", "--output", type=Path, required=True, help="float32 [n, d] .npy")
+    embed.add_argument("input", type=existing_file, help="UTF-8 text file, one sentence per line")
+    embed.add_argument("-o", "--output", type=output_file, required=True, help="float32 [n, d] .npy")
     embed.add_argument("--model", help="model name (default: the active model)")
     embed.add_argument("--kind", choices=("query", "passage"), default="passage")
     embed.add_argument("--variant", choices=("fp32", "fp16", "int8"),
                        help="default: int8 on CPU when produced (its vectors vary slightly with "
                             "batch make-up), fp16 on GPU; fp32 gives reproducible vectors")
-    embed.set_defaults(run=run_embed)
+    embed.set_defaults(run=run_embed, uses_model=_chosen_model)
 
     evaluate = subparsers.add_parser("eval", help="evaluate a model on benchmark data")
     evaluate.add_argument("model", help="model name")
     evaluate.add_argument("--tatoeba", action="store_true", help="LASER Tatoeba similarity search")
     evaluate.add_argument("--langs", nargs="+", help="Tatoeba languages (ISO 639-3; default all)")
-    evaluate.add_argument("--data", type=Path, help="data folder (default: ../shared/data)")
+    evaluate.add_argument("--data", type=existing_folder, help="data folder (default: ../shared/data)")
     evaluate.add_argument("--variant", choices=("fp32", "fp16", "int8"))
     evaluate.add_argument("--json", action="store_true", help="machine-readable output")
     if importlib.util.find_spec("trainer.evaluate") is not None:
         evaluate.add_argument("--sts", action="store_true", help="STS benchmarks")
-    evaluate.set_defaults(run=run_eval)
+    evaluate.set_defaults(run=run_eval, check=check_eval, uses_model=lambda args: args.model)
+
+
+def _named_model(args) -> str:
+    return args.name
+
+
+def _chosen_model(args) -> str:
+    return args.model or ACTIVE_MODEL
 
 
 def _print(data, as_json: bool, text: str) -> None:
@@ -85,7 +104,7 @@ def run_models_list(args) -> int:
              "languages": len(m.languages), "licence": m.licence} for m in manifests]
     lines = [f"{'*' if r['active'] else ' '} {r['name']:<28} dim {r['dim']:<5} "
              f"{','.join(r['variants']):<15} {r['licence']}" for r in rows]
-    _print(rows, args.json, "\n".join(lines) or "no models installed")
+    _print(rows, args.json, "\n".join(lines) or NO_MODELS_YET)
     return 0
 
 
@@ -199,8 +218,6 @@ def run_embed(args) -> int:
     """Streams INPUT through the encoder into a preallocated .npy (memory-mapped)."""
     from engine.models import load_encoder
 
-    if not args.input.is_file():
-        raise InputError(f"{args.input} is not a file")
     total = count_lines(args.input)
     encoder = load_encoder(args.model, variant=args.variant)
     tmp = args.output.with_name(args.output.name + ".part.npy")
@@ -243,10 +260,29 @@ def _write_chunk(out, start: int, vectors, bar) -> int:
     return start + len(vectors)
 
 
-def run_eval(args) -> int:
+def check_eval(args) -> None:
+    """Refuses an evaluation with nothing chosen, or Tatoeba languages that are not in the
+    data, before a model loads (or installs)."""
     if not args.tatoeba and not getattr(args, "sts", False):
         raise InputError("choose what to evaluate: --tatoeba" +
                          (" or --sts" if hasattr(args, "sts") else ""))
+    if args.tatoeba:
+        _check_tatoeba_languages((args.data or _default_data_dir()) / "tatoeba" / "v1", args.langs or ())
+
+
+def _check_tatoeba_languages(folder: Path, langs) -> None:
+    from engine.eval_tatoeba import available_languages
+    from engine.languages import tatoeba_code_for
+
+    available = set(available_languages(folder))  # InputError when the folder is missing
+    for lang in langs:
+        if lang not in available:
+            guess = tatoeba_code_for(lang, available)
+            hint = f"; did you mean '{guess}'?" if guess else " (Tatoeba uses ISO 639-3 codes such as deu)"
+            raise InputError(f"no Tatoeba pair for '{lang}' in {folder}{hint}")
+
+
+def run_eval(args) -> int:
     from engine.models import load_encoder
 
     encoder = load_encoder(args.model, variant=args.variant)

@@ -6,14 +6,19 @@
     babelfind train --out notes-e5 --resume          # after a crash or Ctrl-C
 
 The run folder (checkpoints, best model) is BABELFIND_HOME/training/OUT unless --run-dir.
+Training needs no installed model, so a fresh home installs nothing first: a bundled
+--base is read from its Python package (trainer.model.resolve_base_model) and the new
+model is registered on its own.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
+from app.cli.arguments import at_least_one, existing_folder, existing_path
 from engine.errors import InputError
 
 LAM_NONE = ("none", "simcse")
@@ -22,7 +27,7 @@ LAM_NONE = ("none", "simcse")
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "train", help="fine-tune an encoder on your sentences and/or translation pairs (MixCSE)")
-    parser.add_argument("--pairs", nargs="+", metavar="FILE", type=Path,
+    parser.add_argument("--pairs", nargs="+", metavar="FILE", type=existing_path,
                         help="translation pairs (TSV score/source/target or TMX, e.g. from "
                              "'babelfind mine'): teaches the model your languages")
     parser.add_argument("--pair-min-score", type=float,
@@ -30,7 +35,8 @@ def register(subparsers) -> None:
     parser.add_argument("--holdout", type=float, default=0.1,
                         help="share of the pairs kept apart to score the model (default 0.1)")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--corpus", nargs="+", metavar="PATH", help="files or folders to learn from")
+    source.add_argument("--corpus", nargs="+", type=existing_path, metavar="PATH",
+                        help="files or folders to learn from")
     source.add_argument("--collection", metavar="NAME", help="an indexed collection (path or folder name)")
     parser.add_argument("--base", default="multilingual-e5-small",
                         help="registry model or transformers folder to start from")
@@ -38,33 +44,48 @@ def register(subparsers) -> None:
     parser.add_argument("--lam", type=_lam, default=0.2, help="MixCSE lambda; 'none' = SimCSE")
     parser.add_argument("--tau", type=float, default=0.05, help="temperature")
     parser.add_argument("--lr", type=float, default=3e-5, help="learning rate (1e-5 for large models)")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences per contrastive batch")
-    parser.add_argument("--max-len", type=int, default=32, help="tokens per sentence in training")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--max-steps", type=int, help="stop after this many steps")
-    parser.add_argument("--eval-steps", type=int, default=125, help="STS-B dev evaluation interval")
-    parser.add_argument("--grad-accum", type=int, default=1, help="micro-batches per step")
+    parser.add_argument("--batch-size", type=at_least_one, default=64, help="sentences per contrastive batch")
+    parser.add_argument("--max-len", type=at_least_one, default=32, help="tokens per sentence in training")
+    parser.add_argument("--epochs", type=at_least_one, default=1)
+    parser.add_argument("--max-steps", type=at_least_one, help="stop after this many steps")
+    parser.add_argument("--eval-steps", type=at_least_one, default=125, help="STS-B dev evaluation interval")
+    parser.add_argument("--grad-accum", type=at_least_one, default=1, help="micro-batches per step")
     parser.add_argument("--pooling", choices=("auto", "cls_mlp", "cls", "mean"), default="auto")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--lines", action="store_true", help="corpus .txt files: one sentence a line")
-    parser.add_argument("--data", type=Path, help="shared data folder with sts/ (default: ../shared/data)")
+    parser.add_argument("--data", type=existing_folder, help="shared data folder with sts/ (default: ../shared/data)")
     parser.add_argument("--run-dir", type=Path, help="checkpoint folder (default: BABELFIND_HOME/training/OUT)")
     parser.add_argument("--resume", action="store_true", help="continue the run in the run folder")
     parser.add_argument("--activate", action="store_true", help="make the new model active (re-encodes)")
     parser.add_argument("--replace", action="store_true", help="overwrite an installed model named OUT")
     parser.add_argument("--no-sts", action="store_true", help="skip STS scoring before/after")
     parser.add_argument("--json", action="store_true", help="machine-readable summary")
-    parser.set_defaults(run=run_train)
+    parser.set_defaults(run=run_train, check=check_train)
+
+
+def check_train(args) -> None:
+    """The checks that need no model: what to learn from, and a free name for the result."""
+    from engine.config import data_paths
+    from engine.models import check_name, model_dir
+
+    if not args.resume and not (args.corpus or args.collection or args.pairs):
+        raise InputError("give --corpus PATH..., --collection NAME or --pairs FILE... (or --resume)")
+    check_name(args.out)
+    if model_dir(args.out, data_paths()).exists() and not args.replace:
+        raise InputError(f"a model named '{args.out}' is already installed (use --replace)")
 
 
 def _lam(text: str) -> float | None:
     if text.lower() in LAM_NONE:
         return None
     try:
-        return float(text)
-    except ValueError as e:
-        raise InputError(f"--lam must be a number in (0, 1) or 'none', got {text!r}") from e
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1) or 'none', got {text!r}")
+    return value
 
 
 def _sts_dir(args) -> Path | None:
@@ -81,11 +102,6 @@ def _sts_dir(args) -> Path | None:
 def build_config(args, paths):
     from trainer.config import TrainConfig
 
-    if not args.resume and not (args.corpus or args.collection or args.pairs):
-        raise InputError("give --corpus PATH..., --collection NAME or --pairs FILE... (or --resume)")
-    for path in args.pairs or ():
-        if not Path(path).expanduser().is_file():
-            raise InputError(f"{path}: no such pairs file")
     sts_dir = None if args.no_sts else _sts_dir(args)
     run_dir = (args.run_dir or paths.home / "training" / args.out).expanduser().absolute()
     return TrainConfig(
@@ -100,13 +116,12 @@ def build_config(args, paths):
 
 
 def run_train(args) -> int:
+    from app.logging_setup import route_transformers_logs
     from engine.config import data_paths
-    from engine.models import model_dir
     from trainer.train import TrainFinished, train
 
     paths = data_paths()
-    if model_dir(args.out, paths).exists() and not args.replace:
-        raise InputError(f"a model named '{args.out}' is already installed (use --replace)")
+    route_transformers_logs()  # its load report and weight bars go to the log
     config = build_config(args, paths)
     finished = _drive(train(config, resume=args.resume, paths=paths))
     if not isinstance(finished, TrainFinished):

@@ -20,10 +20,24 @@ log = logging.getLogger(__name__)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Opens the window; logs, warnings and Qt's messages go to BABELFIND_HOME/logs."""
     args = _parse(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     if not platform_ready():
         return 1
+    from app.gui.qt_logging import qt_messages_to_log
+    from app.logging_setup import logging_to_file, verbose_requested
+    from engine.config import data_paths
+
+    try:
+        home = data_paths().home
+    except OSError as e:  # an unwritable BABELFIND_HOME: say so where the user looks
+        print(f"babelfind-gui: error: {e}", file=sys.stderr)
+        return 1
+    with logging_to_file(home, verbose_requested(args.verbose)), qt_messages_to_log():
+        return _open_window(args)
+
+
+def _open_window(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -86,8 +100,8 @@ def ensure_models(paths) -> bool:
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QMessageBox, QProgressDialog
 
+    from app.first_run import ensure_models as ensure_installed
     from app.gui.qt_worker import QtWorker
-    from trainer.default_models import ensure_default_models
 
     dialog = QProgressDialog("Preparing the models (first start only)...", "Cancel", 0, 1000)
     dialog.setWindowTitle("Babelfind")
@@ -95,7 +109,7 @@ def ensure_models(paths) -> bool:
 
     def install(report) -> str:
         # the installer reports (fraction, message); the worker carries one object per event
-        return ensure_default_models(paths, lambda fraction, message: report((fraction, message)))
+        return ensure_installed(paths, lambda fraction, message: report((fraction, message)))
 
     worker = QtWorker.for_callback(install)
     outcome: dict[str, object] = {}
@@ -125,5 +139,6 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="babelfind-gui", description="Babelfind's desktop window.")
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders to index at start")
     parser.add_argument("--db", help="SQLAlchemy database URL (default: from settings)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show the log on stderr too (it is always in BABELFIND_HOME/logs)")
     return parser.parse_args(argv)

@@ -58,7 +58,7 @@ def test_index_search_status_forget(default_models, capsys, tmp_path):
 
 def test_user_mistakes_are_one_line_errors(default_models, capsys, tmp_path):
     code, out, err = run(capsys, "index", str(tmp_path / "missing"))
-    assert code == 1 and err.count("\n") == 1 and "no such file or folder" in err
+    assert code == 2 and err.count("\n") == 1 and "no such file or folder" in err
     code, out, err = run(capsys, "forget", str(tmp_path))
     assert code == 1 and err.startswith("babelfind: error:") and "not indexed" in err
     code, out, err = run(capsys, "--db", "postgresql+psycopg://x:y@127.0.0.1:1/none?connect_timeout=1", "status")

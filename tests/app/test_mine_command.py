@@ -18,9 +18,13 @@ GERMAN, ENGLISH = GERMAN[:6], ENGLISH[:6]
 
 @pytest.fixture
 def fake_encoder(monkeypatch):
-    """The command's encoder replaced by the test double from tests/engine/test_bitext.py."""
+    """The command's encoder replaced by the test double from tests/engine/test_bitext.py
+    (and no model install: the double needs none)."""
+    from app.cli import model_setup
+
     encoder = TranslationEncoder()
     monkeypatch.setattr(mine_command, "get_encoder", lambda model: encoder)
+    monkeypatch.setattr(model_setup, "prepare_models", lambda paths, which: None)
     return encoder
 
 
@@ -94,7 +98,8 @@ def test_binary_file_is_one_line_error(fake_encoder, documents, tmp_path, capsys
 
 
 def test_missing_file_and_bad_output_extension(fake_encoder, documents, tmp_path, capsys):
-    assert "no such file" in run_error(["mine", str(documents[0]), str(tmp_path / "nope.txt")], capsys).lower()
+    assert main(["mine", str(documents[0]), str(tmp_path / "nope.txt")]) == 2  # a wrong command line
+    assert "argument B: no such file" in capsys.readouterr().err
     message = run_error(["mine", str(documents[0]), str(documents[1]), "-o", str(tmp_path / "x.csv")], capsys)
     assert ".tsv or .tmx" in message
     assert fake_encoder.encoded == []  # refused before any encoding

@@ -87,7 +87,7 @@ def test_embed_kind_and_model_options(home_with_tiny, tmp_path):
     assert main(["embed", str(source), "-o", str(passage)]) == 0
     assert np.load(query).shape == (2, 32)
     assert not np.allclose(np.load(query), np.load(passage))
-    assert main(["embed", str(tmp_path / "absent.txt"), "-o", str(query)]) == 1
+    assert main(["embed", str(tmp_path / "absent.txt"), "-o", str(query)]) == 2  # refused while parsing
 
 
 def write_tatoeba(folder, pairs: dict[str, list[tuple[str, str]]]):

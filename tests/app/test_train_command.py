@@ -78,8 +78,8 @@ def test_missing_source_and_existing_name_are_clear_errors(tmp_path, inputs, cap
     assert main(["train", "--base", str(model), "--out", "x", *TINY_ARGS]) == 1
     assert "--corpus" in capsys.readouterr().err
     assert main(["train", "--corpus", str(tmp_path / "absent"), "--base", str(model),
-                 "--out", "x", *TINY_ARGS]) == 1
-    assert "does not exist" in capsys.readouterr().err
+                 "--out", "x", *TINY_ARGS]) == 2  # refused while parsing, before any loading
+    assert "no such file or folder" in capsys.readouterr().err
 
 
 def test_train_on_translation_pairs_reports_the_held_out_scores(tmp_path, inputs, capsys):
@@ -111,5 +111,5 @@ def test_train_on_translation_pairs_reports_the_held_out_scores(tmp_path, inputs
 def test_a_missing_pairs_file_is_one_line(tmp_path, inputs, capsys):
     model, _ = inputs
     assert main(["train", "--pairs", str(tmp_path / "nope.tsv"), "--base", str(model),
-                 "--out", "x"]) == 1
-    assert "no such pairs file" in capsys.readouterr().err
+                 "--out", "x"]) == 2  # refused while parsing, before any loading
+    assert "no such file or folder" in capsys.readouterr().err

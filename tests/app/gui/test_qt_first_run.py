@@ -101,3 +101,53 @@ def test_main_opens_the_window_indexes_given_paths_and_closes_cleanly(qtbot, mon
     assert main([str(folder)]) == 0
     assert seen == {"visible": True, "documents": 1, "title": "Babelfind"}
     assert QApplication.instance().applicationName() == "Babelfind"
+
+
+def test_a_fresh_home_installs_the_models_once_behind_the_dialog(qtbot, monkeypatch, fake_installer, babelfind_home):
+    """First start installs (in the worker, with the dialog), the second start does not."""
+    import threading
+
+    from helpers import WordEncoder
+    from PySide6.QtWidgets import QApplication
+
+    import engine.library
+    from app.gui import main
+    from app.gui.qt_main_window import QtMainWindow
+
+    install_threads: list[str] = []
+    real_install = trainer.default_models.install_default_models
+
+    def install_and_note_thread(paths, progress=None, **options):
+        install_threads.append(threading.current_thread().name)
+        return real_install(paths, progress, **options)
+
+    monkeypatch.setattr(trainer.default_models, "install_default_models", install_and_note_thread)
+    monkeypatch.setattr(engine.library, "_load_encoder", lambda name, paths: WordEncoder())
+    shown: list[str] = []
+
+    def fake_exec(app) -> int:
+        window = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QtMainWindow))
+        shown.append(window.windowTitle())
+        window.close()
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", fake_exec)
+    assert main([]) == 0
+    assert main([]) == 0
+    assert shown == ["Babelfind", "Babelfind"]
+    assert fake_installer.count == 1 and fake_installer.reports[-1][0] == 1.0
+    assert install_threads and install_threads[0] != threading.main_thread().name
+    assert (babelfind_home / "models" / "multilingual-e5-small" / "manifest.json").is_file()
+    assert (babelfind_home / "logs" / "babelfind.log").is_file()
+
+
+def test_qt_messages_go_to_the_log(qtbot, tmp_path, capsys):
+    from PySide6.QtCore import qWarning
+
+    from app.gui.qt_logging import qt_messages_to_log
+    from app.logging_setup import logging_to_file
+
+    with logging_to_file(tmp_path) as path, qt_messages_to_log():
+        qWarning("QFont::setPointSize: Point size <= 0 (-1), must be greater than 0")
+    assert "QFont::setPointSize" not in capsys.readouterr().err
+    assert "WARNING qt: default: QFont::setPointSize" in path.read_text(encoding="utf-8")
