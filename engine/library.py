@@ -34,7 +34,7 @@ from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_messa
 from engine.scan import key_path, path_key
 from engine.search import SearchFilters, search_index
 from engine.store import Store
-from engine.store.urls import mask_url
+from engine.store.urls import mask_url, sqlite_file
 
 log = logging.getLogger(__name__)
 
@@ -411,7 +411,7 @@ def open_without_model(paths: DataPaths | None = None, *, db_url: str | None = N
     paths = paths or data_paths()
     db_url = db_url or paths.db_url
     refuse_lost_database(db_url, paths.indexes)  # vectors without their database: say so
-    if db_url.startswith("sqlite:///") and not Path(db_url.removeprefix("sqlite:///")).exists():
+    if db_url.startswith("sqlite:///") and not sqlite_file(db_url).exists():
         return None
     store = Store.open(db_url)
     generation = store.generation("active")

@@ -62,8 +62,10 @@ def existing_file(text: str) -> Path:
     path = _path(text)
     if not path.exists():
         raise argparse.ArgumentTypeError(f"no such file: {path}")
-    if not path.is_file():
+    if path.is_dir():
         raise argparse.ArgumentTypeError(f"{path} is a folder, not a file")
+    if not path.is_file():  # a FIFO, socket or device (also behind a link): reading could block
+        raise argparse.ArgumentTypeError(f"{path} is not a regular file")
     return path
 
 

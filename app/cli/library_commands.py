@@ -63,7 +63,9 @@ def library_exists(args: argparse.Namespace) -> bool:
     from engine.config import data_paths
 
     url = args.db or data_paths().db_url
-    return not url.startswith("sqlite:///") or Path(url.removeprefix("sqlite:///")).exists()
+    from engine.store.urls import sqlite_file
+
+    return not url.startswith("sqlite:///") or sqlite_file(url).exists()
 
 
 def open_library(args: argparse.Namespace):
@@ -232,11 +234,10 @@ def _print_fresh_status(args) -> int:
 
     paths = data_paths()
     active = active_model_name(paths)
-    db_url = args.db or paths.db_url
-    if not db_url.startswith("sqlite:"):  # a server URL may hold a password
-        from sqlalchemy.engine import make_url
+    from engine.store.urls import check_sqlite_folder, mask_url
 
-        db_url = make_url(db_url).render_as_string(hide_password=True)
+    check_sqlite_folder(args.db or paths.db_url)  # a mistyped --db is an error, not "empty"
+    db_url = mask_url(args.db or paths.db_url)  # a password may sit in it, even in the query
     if args.json:
         print(json.dumps({"model": active, "dim": None, "documents": 0, "passages": 0, "failed": 0,
                           "languages": {}, "index_kind": None, "db_url": db_url,

@@ -23,7 +23,7 @@ from engine.errors import StoreError
 from engine.store.exclusions import ExclusionsMixin
 from engine.store.schema import Document, IndexGeneration, Passage, Root, Vector
 from engine.store.migrate import migrate
-from engine.store.urls import mask_url, one_line, scrub
+from engine.store.urls import check_sqlite_folder, mask_url, one_line, scrub
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class Store(ExclusionsMixin):
     def open(cls, url: str) -> Store:
         """Connects and migrates to the newest schema; StoreError on failure."""
         try:
-            _check_sqlite_folder(url)
+            check_sqlite_folder(url)
             engine = create_engine(url)
             if engine.dialect.name == "sqlite":
                 _enable_sqlite_pragmas(engine)
@@ -484,12 +484,3 @@ class Store(ExclusionsMixin):
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
             yield ids, vectors.astype(np.float32, copy=False)
             last = int(ids[-1])
-
-
-def _check_sqlite_folder(url: str) -> None:
-    """A mistyped --db path must fail, not create folders wherever it points."""
-    if not url.startswith("sqlite:///") or url in ("sqlite:///", "sqlite:///:memory:"):
-        return
-    folder = Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent
-    if not folder.is_dir():
-        raise StoreError(f"cannot open the database {mask_url(url)}: the folder {folder} does not exist")

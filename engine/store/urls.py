@@ -11,6 +11,7 @@ the secrets from driver messages that quote the URL or its parts.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from urllib.parse import unquote
 
 MASK = "***"
@@ -54,3 +55,23 @@ def one_line(error) -> str:
     lines = [line.strip() for line in str(error).splitlines()]
     kept = [line for line in lines if line and not line.startswith("(Background on this error")]
     return " ".join(kept)
+
+
+def sqlite_file(url: str) -> Path:
+    """The database file of a `sqlite:///PATH[?query]` URL."""
+    return Path(url.removeprefix("sqlite:///").split("?", 1)[0])
+
+
+def check_sqlite_folder(url: str) -> None:
+    """A mistyped --db path must fail, not create folders wherever it points.
+
+    Raises:
+        StoreError: the folder of a `sqlite:///` file does not exist.
+    """
+    from engine.errors import StoreError
+
+    if not url.startswith("sqlite:///") or url in ("sqlite:///", "sqlite:///:memory:"):
+        return
+    folder = sqlite_file(url).parent
+    if not folder.is_dir():
+        raise StoreError(f"cannot open the database {mask_url(url)}: the folder {folder} does not exist")

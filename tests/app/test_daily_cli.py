@@ -14,11 +14,15 @@ from engine.library import Library
 
 @pytest.fixture
 def word_library(monkeypatch):
-    """`babelfind index/forget/reindex` over a model-free encoder (fast, deterministic)."""
+    """`babelfind index/forget/reindex` over a model-free encoder (fast, deterministic).
+
+    No bundled model is installed either: an active e5 would make `reindex` re-encode
+    the words-encoder library with it."""
     monkeypatch.setattr(
         library_commands, "open_library",
         lambda args: Library.open(data_paths(), db_url=args.db, encoder=WordEncoder()),
     )
+    monkeypatch.setattr("app.cli.model_setup.prepare_models", lambda paths, which: None)
 
 
 @pytest.fixture
@@ -114,7 +118,7 @@ def test_db_in_a_missing_folder_is_refused(default_models, tmp_path, capsys):
 def test_models_export_into_a_missing_folder_is_refused(default_models, tmp_path, capsys):
     dest = tmp_path / "missing" / "dir" / "out.zip"
     code, _, err = run(capsys, "models", "export", "all-minilm-l6-v2", str(dest))
-    assert code == 1 and f"the folder {dest.parent} does not exist" in err
+    assert code == 2 and f"the folder {dest.parent} does not exist" in err  # refused while parsing
     assert not (tmp_path / "missing").exists()
 
 

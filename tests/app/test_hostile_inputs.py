@@ -24,11 +24,11 @@ def home_with_tiny(babelfind_home, tiny_registry):
     return babelfind_home
 
 
-def one_error_line(argv, capsys) -> str:
+def one_error_line(argv, capsys, code: int = 1) -> str:
     capsys.readouterr()
-    assert main(argv) == 1
+    assert main(argv) == code
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("babelfind: error: "), err
+    assert len(err) == 1 and err[0].startswith("babelfind") and ": error: " in err[0], err
     return err[0]
 
 
@@ -70,8 +70,10 @@ def test_embed_failing_midway_leaves_no_part_file(home_with_tiny, tmp_path, monk
 @pytest.mark.timeout(60)
 def test_embed_on_a_fifo_is_one_line(home_with_tiny, tmp_path, capsys):
     os.mkfifo(tmp_path / "pipe.txt")
-    line = one_error_line(["embed", str(tmp_path / "pipe.txt"), "-o", str(tmp_path / "o.npy")], capsys)
-    assert "is not a file" in line
+    # refused while the command line is read, before anything is opened or loaded
+    line = one_error_line(["embed", str(tmp_path / "pipe.txt"), "-o", str(tmp_path / "o.npy")],
+                          capsys, code=2)
+    assert "is not a regular file" in line
     assert not list(tmp_path.glob("*.part*"))
 
 
@@ -94,4 +96,4 @@ def test_mine_on_a_fifo_or_dev_zero_is_one_line(fake_encoder, tmp_path, capsys, 
         os.mkfifo(hostile)
     else:
         os.symlink("/dev/zero", hostile)
-    assert "not a regular file" in one_error_line(["mine", str(hostile), str(good)], capsys)
+    assert "not a regular file" in one_error_line(["mine", str(hostile), str(good)], capsys, code=2)
