@@ -34,7 +34,8 @@ def _encode(manifest, folder: Path, filename: str, texts: Sequence[str]) -> np.n
 
     return onnx_encode(folder / filename, folder / manifest.tokenizer_file, manifest.dim, texts,
                        prefix=manifest.prefixes.get("passage", ""),
-                       max_length=manifest.max_length, pad_id=manifest.pad_token_id)
+                       max_length=manifest.max_length, pad_id=manifest.pad_token_id,
+                       embeddings=manifest.embeddings)
 
 
 def _mean_cosine(manifest, folder: Path, filename: str, texts: Sequence[str]) -> tuple[float, float]:
@@ -154,7 +155,8 @@ def _tatoeba_check(manifest, folder: Path, filename: str, tatoeba_dir: Path) -> 
         return None
     encoders = {variant: file_encoder(folder / file, folder / manifest.tokenizer_file,
                                       manifest.dim, prefixes=manifest.prefixes,
-                                      max_length=manifest.max_length, pad_id=manifest.pad_token_id)
+                                      max_length=manifest.max_length, pad_id=manifest.pad_token_id,
+                                      embeddings=manifest.embeddings)
                 for variant, file in (("fp32", manifest.variant_file("fp32")), ("int8", filename))}
     errors, cosines = {"fp32": [], "int8": []}, []
     for lang in langs:

@@ -4,8 +4,13 @@
     >>> enc.encode(["query text"], kind="query")    # float32 [1, dim], unit rows
     >>> enc.device, enc.providers                   # ('cpu', ['CPUExecutionProvider'])
 
-The ONNX graph (made by trainer.export) takes int64 `input_ids` and `attention_mask`
-[batch, seq] and returns `embedding` [batch, dim], pooled and L2-normalised inside.
+The ONNX graph (made by trainer.export) is the transformer body: it takes the looked-up
+`token_embeddings` float32 [batch, seq, dim] and int64 `attention_mask` [batch, seq]
+(plus `input_ids` when its position ids need them) and returns `embedding` [batch, dim],
+pooled and L2-normalised inside. The token embedding table is a memory-mapped file
+beside it (`engine.encoders.embedding_table`), named by `manifest.embeddings`. Folders
+of earlier versions, whose graph holds the table and takes `input_ids`, still load
+(`engine.encoders.migrate` converts them once).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from engine.encoders.base import TextKind, l2_normalise
+from engine.encoders.embedding_table import EmbeddingTable
 from engine.errors import InputError, ModelError
 
 log = logging.getLogger(__name__)
@@ -151,21 +157,27 @@ def parallel_plan(device: str, threads: int) -> tuple[int, int]:
 
 
 def create_session(path: Path, providers: Sequence[str], threads: int):
-    """An ORT session for `path` (all graph optimisations, `threads` intra-op threads).
+    """An ORT session for `path` (`threads` intra-op threads), set up to start quickly.
 
     Raises:
         ModelError naming `path` when ONNX Runtime cannot load it.
     """
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options = session_options(ort, threads)
     try:
         return ort.InferenceSession(str(path), options, providers=list(providers))
     except Exception as e:  # ORT raises its own Fail/InvalidGraph/... types
         raise ModelError(f"{path} is not a loadable ONNX model: {e}", path) from e
+
+
+def session_options(ort, threads: int):
+    """Session options chosen for start-up time (docs/benchmarks.md, "Serving footprint")."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return options
 
 
 def check_output_shape(shape, dim: int, path: Path) -> None:
@@ -259,9 +271,27 @@ class OnnxEncoder(LengthBatchedEncoder):
         super().__init__(folder, manifest, variant=variant, device=device, threads=threads)
         self.max_length = int(manifest.max_length)
         self.prefixes = dict(manifest.prefixes or {})
+        spec = dict(getattr(manifest, "embeddings", None) or {})
+        # body + table format: the graph reads looked-up rows; else (earlier versions) ids
+        self.table = EmbeddingTable.open(self.folder, spec) if spec else None
+        if self.table is not None:
+            self.input_names = (spec.get("input", "token_embeddings"), "attention_mask")
         self.tokenizer = self._load_tokenizer(self.folder / manifest.tokenizer_file)
+        self._check_vocabulary()
         self.session = self._load_session(self.model_path)
+        self.feeds_ids = "input_ids" in {i.name for i in self.session.get_inputs()}
         self._warm_up()
+
+    def _check_vocabulary(self) -> None:
+        if self.table is None:
+            return
+        size = self.tokenizer.get_vocab_size(with_added_tokens=True)
+        if size > self.table.vocab_size:
+            raise ModelError(f"{self.table.path}: {self.table.vocab_size} rows, but the tokenizer "
+                             f"has {size} tokens", self.table.path)
+        if self.table.dim != self.dim:
+            raise ModelError(f"{self.table.path}: rows of {self.table.dim} values, the manifest "
+                             f"says dim {self.dim}", self.table.path)
 
     def _load_tokenizer(self, path: Path):
         from tokenizers import Tokenizer
@@ -292,14 +322,23 @@ class OnnxEncoder(LengthBatchedEncoder):
             mask[i, :len(row)] = 1
         if self.device == "cuda":
             return self._run_bound(input_ids, mask, "cuda")
-        return self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
+        return self.session.run(None, self._feeds(input_ids, mask))[0]
+
+    def _feeds(self, input_ids: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
+        """The graph's inputs: looked-up rows [batch, seq, dim] when the table is outside."""
+        if self.table is None:
+            return {"input_ids": input_ids, "attention_mask": mask}
+        feeds = {self.input_names[0]: self.table.lookup(input_ids), "attention_mask": mask}
+        if self.feeds_ids:
+            feeds["input_ids"] = input_ids
+        return feeds
 
     def _run_bound(self, input_ids: np.ndarray, mask: np.ndarray, device: str) -> np.ndarray:
         # IO binding: inputs copied to `device` once and the output allocated there, so
         # ORT does not stage them through host buffers of its own ("cpu" works too).
         binding = self.session.io_binding()
-        binding.bind_cpu_input("input_ids", input_ids)
-        binding.bind_cpu_input("attention_mask", mask)
+        for name, value in self._feeds(input_ids, mask).items():
+            binding.bind_cpu_input(name, value)
         binding.bind_output(self.session.get_outputs()[0].name, device)
         self.session.run_with_iobinding(binding)
         return binding.copy_outputs_to_cpu()[0].astype(np.float32)
