@@ -63,16 +63,19 @@ class ModelManifest:
     # the memory-mapped token embedding table beside the graph (engine.encoders.embedding_table);
     # empty in folders of earlier versions, whose graphs hold the table (migrated on load)
     embeddings: dict = field(default_factory=dict)
+    # quick-loading form of the tokenizer (engine.encoders.unigram), "" when not made
+    compact_tokenizer: str = ""
 
     def variant_file(self, variant: str) -> str | None:
         """The ONNX file of `variant`, or None when that variant was not produced."""
         return (self.variants.get(variant) or {}).get("file")
 
     def serving_files(self) -> list[str]:
-        """Files every variant reads besides its graph and tokenizer (the embedding table)."""
+        """Files every variant reads besides its graph and tokenizer.json (the embedding
+        table, the compact tokenizer)."""
         from engine.encoders.embedding_table import table_files
 
-        return table_files(self.embeddings)
+        return table_files(self.embeddings) + ([self.compact_tokenizer] if self.compact_tokenizer else [])
 
     def to_json(self) -> str:
         data = asdict(self)

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from engine.config import DataPaths, data_paths
-from engine.encoders.migrate import split_folder
+from engine.encoders.migrate import optimise_cpu_variant, split_folder
 from engine.encoders.parity import PARITY_SENTENCES, cosine_rows
 from engine.errors import InputError, ModelError
 from engine.models import ModelManifest, build_model, check_name, model_dir
@@ -228,7 +228,7 @@ def _export_into(work: Path, src_dir: Path, name: str, pooling: str, prefixes: d
             raise InputError(f"unknown variant {variant!r}; use fp16 or int8")
         info = make(manifest, work, texts, tatoeba_dir=tatoeba_dir)
         manifest = replace(manifest, variants=manifest.variants | {variant: info})
-    return manifest
+    return optimise_cpu_variant(work, manifest)
 
 
 def _save_tokenizer(tokenizer, work: Path) -> Path:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
@@ -26,6 +27,7 @@ import numpy as np
 
 from engine.encoders.base import TextKind, l2_normalise
 from engine.encoders.embedding_table import EmbeddingTable
+from engine.encoders.unigram import CompactUnigram
 from engine.errors import InputError, ModelError
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,10 @@ MAX_BATCH_TOKENS = 384
 MAX_PADDING = 0.10
 # A GPU wants large batches; its memory, not its cache, bounds them.
 GPU_MAX_BATCH = 256
+# Up to this many characters per encode call go through the compact tokenizer (queries,
+# small batches: it loads in milliseconds); more load tokenizers' Rust one, which is
+# about five times faster per text (docs/benchmarks.md, "Serving footprint").
+COMPACT_MAX_CHARS = 4096
 GPU_MAX_BATCH_TOKENS = 65536
 
 
@@ -156,28 +162,54 @@ def parallel_plan(device: str, threads: int) -> tuple[int, int]:
     return (max(1, threads), 1) if device == "cpu" else (1, max(1, threads))
 
 
-def create_session(path: Path, providers: Sequence[str], threads: int):
+def create_session(path: Path, providers: Sequence[str], threads: int, *, optimised: bool = False):
     """An ORT session for `path` (`threads` intra-op threads), set up to start quickly.
+
+    `optimised`: the file was saved already optimised for the CPU provider
+    (`save_cpu_optimised`), so a CPU session skips the optimiser (a third of the time).
 
     Raises:
         ModelError naming `path` when ONNX Runtime cannot load it.
     """
     import onnxruntime as ort
 
-    options = session_options(ort, threads)
+    options = session_options(ort, threads, optimised=optimised and providers[0] == CPU_PROVIDER)
     try:
         return ort.InferenceSession(str(path), options, providers=list(providers))
     except Exception as e:  # ORT raises its own Fail/InvalidGraph/... types
         raise ModelError(f"{path} is not a loadable ONNX model: {e}", path) from e
 
 
-def session_options(ort, threads: int):
-    """Session options chosen for start-up time (docs/benchmarks.md, "Serving footprint")."""
+def session_options(ort, threads: int, *, optimised: bool = False):
+    """Session options chosen for start-up time (docs/benchmarks.md, "Serving footprint").
+
+    Weight prepacking stays on: turning it off saved 40 ms and 44 MB at start but
+    doubled the time of each run.
+    """
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_DISABLE_ALL if optimised
+                                        else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
     return options
+
+
+def save_cpu_optimised(src: Path, dest: Path) -> None:
+    """Saves `src` as ONNX Runtime optimises it for the CPU provider, once, at install.
+
+    Extended level: operator fusions (attention, GELU, LayerNorm, int8 MatMul + scale)
+    that any CPU runs; not the ALL level's layout changes, which ORT ties to the machine.
+    Loading the result with the optimiser off gives the same vectors (bench_startup).
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(dest)
+    try:
+        ort.InferenceSession(str(src), options, providers=[CPU_PROVIDER])
+    except Exception as e:  # ORT raises its own Fail/InvalidGraph/... types
+        raise ModelError(f"{src} is not a loadable ONNX model: {e}", src) from e
 
 
 def check_output_shape(shape, dim: int, path: Path) -> None:
@@ -213,10 +245,12 @@ class LengthBatchedEncoder:
         self.threads = threads or physical_cores()
         self.parallel_batches, self.intra_op_threads = parallel_plan(self.device, self.threads)
         self.model_path = self.folder / manifest.variant_file(variant)
+        self.graph_optimised = bool((manifest.variants.get(variant) or {}).get("cpu_optimised"))
 
     def _load_session(self, path: Path):
         """An ORT session for `path`, checked to be this kind of graph (ModelError if not)."""
-        session = create_session(path, self.providers, self.intra_op_threads)
+        session = create_session(path, self.providers, self.intra_op_threads,
+                                 optimised=self.graph_optimised)
         inputs = {i.name for i in session.get_inputs()}
         outputs = session.get_outputs()
         expected = set(self.input_names)
@@ -276,16 +310,31 @@ class OnnxEncoder(LengthBatchedEncoder):
         self.table = EmbeddingTable.open(self.folder, spec) if spec else None
         if self.table is not None:
             self.input_names = (spec.get("input", "token_embeddings"), "attention_mask")
-        self.tokenizer = self._load_tokenizer(self.folder / manifest.tokenizer_file)
+        self.tokenizer_path = self.folder / manifest.tokenizer_file
+        self._tokenizer = None
+        self._tokenizer_lock = threading.Lock()
+        compact = getattr(manifest, "compact_tokenizer", "")
+        self.compact = CompactUnigram.load(self.folder / compact) if compact else None
+        if self.compact is None:
+            self._tokenizer = self._load_tokenizer(self.tokenizer_path)
         self._check_vocabulary()
         self.session = self._load_session(self.model_path)
         self.feeds_ids = "input_ids" in {i.name for i in self.session.get_inputs()}
         self._warm_up()
 
+    @property
+    def tokenizer(self):
+        """The `tokenizers.Tokenizer` (loaded on first use when a compact one serves queries)."""
+        with self._tokenizer_lock:
+            if self._tokenizer is None:
+                self._tokenizer = self._load_tokenizer(self.tokenizer_path)
+            return self._tokenizer
+
     def _check_vocabulary(self) -> None:
         if self.table is None:
             return
-        size = self.tokenizer.get_vocab_size(with_added_tokens=True)
+        size = (self.compact.vocab_size if self.compact is not None
+                else self.tokenizer.get_vocab_size(with_added_tokens=True))
         if size > self.table.vocab_size:
             raise ModelError(f"{self.table.path}: {self.table.vocab_size} rows, but the tokenizer "
                              f"has {size} tokens", self.table.path)
@@ -308,9 +357,15 @@ class OnnxEncoder(LengthBatchedEncoder):
         """Token ids per text, with the model's prefix for `kind`, truncated to max_length."""
         if kind not in ("query", "passage"):
             raise InputError(f"unknown text kind {kind!r}; use 'query' or 'passage'")
-        prefix = self.prefixes.get(kind, "")
-        encodings = self.tokenizer.encode_batch([prefix + t for t in texts])
-        return [e.ids for e in encodings]
+        prefixed = [self.prefixes.get(kind, "") + t for t in texts]
+        ids: list[list[int] | None] = [None] * len(prefixed)
+        if self.compact is not None and sum(map(len, prefixed)) <= COMPACT_MAX_CHARS:
+            ids = [self.compact.encode(t, self.max_length) for t in prefixed]
+        rest = [i for i, row in enumerate(ids) if row is None]
+        if rest:
+            for i, encoding in zip(rest, self.tokenizer.encode_batch([prefixed[i] for i in rest])):
+                ids[i] = encoding.ids
+        return ids
 
     def _run(self, rows: list[list[int]]) -> np.ndarray:
         # input_ids / attention_mask: int64 [batch, longest in batch]
