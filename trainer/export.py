@@ -23,11 +23,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from engine.config import DataPaths, data_paths
-from engine.encoders.migrate import optimise_cpu_variant, split_folder
+from engine.encoders.migrate import split_folder
 from engine.encoders.parity import PARITY_SENTENCES, cosine_rows
 from engine.errors import InputError, ModelError
 from engine.models import ModelManifest, build_model, check_name, model_dir
-from trainer.quantise import make_fp16_variant, make_int8_variant
+from trainer.serving_build import file_encoder, make_variants, onnx_encode  # noqa: F401 - re-exported
 
 log = logging.getLogger(__name__)
 
@@ -119,33 +119,6 @@ def export_onnx(head, path: Path, *, opset: int = OPSET) -> Path:
     return path
 
 
-def file_encoder(model_path: Path, tokenizer_path: Path, dim: int, *, prefixes: dict | None = None,
-                 max_length: int = 512, pad_id: int = 0, threads: int | None = None,
-                 embeddings: dict | None = None):
-    """An OnnxEncoder for an ONNX file outside the registry (export-time checks).
-
-    `embeddings` is the manifest's table spec for a body graph (files beside the graph);
-    None for a graph that looks tokens up itself.
-    """
-    from engine.encoders.onnx import OnnxEncoder
-
-    manifest = ModelManifest(name=Path(model_path).stem, family="transformer",
-                             dim=dim, pooling="mean", max_length=max_length,
-                             prefixes=dict(prefixes or {}), pad_token_id=pad_id,
-                             variants={"x": {"file": Path(model_path).name}},
-                             tokenizer_file=str(tokenizer_path), embeddings=dict(embeddings or {}))
-    return OnnxEncoder(Path(model_path).parent, manifest, variant="x", device="cpu",
-                       threads=threads)
-
-
-def onnx_encode(model_path: Path, tokenizer_path: Path, dim: int, texts: Sequence[str], *, prefix: str = "",
-                max_length: int = 512, pad_id: int = 0, embeddings: dict | None = None) -> np.ndarray:
-    """Encodes `texts` (with `prefix`) with an ONNX file outside the registry."""
-    encoder = file_encoder(model_path, tokenizer_path, dim, prefixes={"passage": prefix},
-                           max_length=max_length, pad_id=pad_id, embeddings=embeddings)
-    return encoder.encode(list(texts), kind="passage")
-
-
 def export_transformer(
     src_dir: Path,
     name: str,
@@ -220,15 +193,8 @@ def _export_into(work: Path, src_dir: Path, name: str, pooling: str, prefixes: d
     parity = _parity(torch_encoder, fp32_path, tokenizer_path, prefixes, max_length, pad_id,
                      manifest.embeddings)
     manifest = replace(manifest, export_parity=parity)
-    texts = list(quality_texts or PARITY_SENTENCES)
-    for i, variant in enumerate(variants):
-        progress((3 + i) / steps, f"making the {variant} variant")
-        make = {"fp16": make_fp16_variant, "int8": make_int8_variant}.get(variant)
-        if make is None:
-            raise InputError(f"unknown variant {variant!r}; use fp16 or int8")
-        info = make(manifest, work, texts, tatoeba_dir=tatoeba_dir)
-        manifest = replace(manifest, variants=manifest.variants | {variant: info})
-    return optimise_cpu_variant(work, manifest)
+    return make_variants(work, manifest, variants, quality_texts, tatoeba_dir,
+                         lambda f, m: progress((3 + f * len(variants)) / steps, m))
 
 
 def _save_tokenizer(tokenizer, work: Path) -> Path:
