@@ -17,6 +17,7 @@ or as int8 rows with one float32 scale per row (a quarter of the fp32 size).
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,8 +88,10 @@ def _map(path: Path, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
         array = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError as e:
         raise ModelError(f"embedding table file is missing: {path}", path) from e
-    except (OSError, ValueError, EOFError) as e:  # truncated header or data, not a .npy
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:  # truncated, not a .npy
         raise ModelError(f"embedding table file is damaged or truncated: {path} ({e})", path) from e
+    if not isinstance(array, np.ndarray):  # an .npz archive under the table's name
+        raise ModelError(f"{path} is not a single-array .npy file", path)
     if array.dtype != np.dtype(dtype) or array.shape != shape:
         raise ModelError(f"{path}: holds {array.dtype} {list(array.shape)}, the manifest says "
                          f"{dtype} {list(shape)}", path)
