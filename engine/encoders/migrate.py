@@ -59,23 +59,30 @@ def ensure_body_format(folder: Path, manifest, progress: Progress | None = None)
 
 def migrate_folder(folder: Path, manifest, progress: Progress | None = None):
     """Builds the body + table copy of `folder` beside it, then swaps it in."""
-    from engine.models import write_manifest
-
     report = progress or (lambda fraction, message: None)
     restore_interrupted_swap(folder)
     for stale in folder.parent.glob(f"{MIGRATING_PREFIX}{folder.name}-*"):
         shutil.rmtree(stale, ignore_errors=True)
     work = Path(tempfile.mkdtemp(prefix=f"{MIGRATING_PREFIX}{folder.name}-", dir=folder.parent))
     try:
-        _link_other_files(folder, work, manifest)
-        migrated = optimise_cpu_variant(work, split_folder(folder, work, manifest, report))
-        report(0.95, "writing the manifest")
-        migrated = write_manifest(work, migrated)
+        migrated = migrated_copy(folder, work, manifest, report)
         _swap_in(work, folder)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report(1.0, "model folder updated")
     return migrated
+
+
+def migrated_copy(folder: Path, dest: Path, manifest, progress: Progress | None = None):
+    """Writes the body + table form of `folder` into the empty folder `dest` (`folder`
+    is only read); returns its manifest, with checksums."""
+    from engine.models import write_manifest
+
+    report = progress or (lambda fraction, message: None)
+    _link_other_files(folder, dest, manifest)
+    migrated = optimise_cpu_variant(dest, split_folder(folder, dest, manifest, report))
+    report(0.95, "writing the manifest")
+    return write_manifest(dest, migrated)
 
 
 def split_folder(src: Path, dest: Path, manifest, progress: Progress | None = None,
