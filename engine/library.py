@@ -67,22 +67,24 @@ class Library:
 
     @classmethod
     def open(cls, paths: DataPaths | None = None, *, db_url: str | None = None,
-             encoder: Encoder | None = None, config: IndexerConfig | None = None) -> Library:
+             encoder: Encoder | None = None, config: IndexerConfig | None = None,
+             defer_encoder: bool = False) -> Library:
         """Opens (creating if needed) the library in `paths.home`.
 
         Without `encoder`, queries use the model that built the index (so search never
         breaks after the user picks another model; `reindex` then re-encodes), or the
-        registry's active model for a new library.
+        registry's active model for a new library. `defer_encoder`: that model loads on
+        first use or by `encoder.load()` in another thread (the window's warm-up).
         """
         paths = paths or data_paths()
         db_url = db_url or paths.db_url
         store = Store.open(db_url)
         generation = store.generation("active")
         if generation is None:
-            encoder = encoder or _load_encoder(None, paths)
+            encoder = encoder or _load_encoder(None, paths, defer_encoder)
             generation = store.create_generation(encoder.name, encoder.dim, "active")
         elif encoder is None:
-            encoder = _load_encoder(generation.model_name, paths)
+            encoder = _load_encoder(generation.model_name, paths, defer_encoder)
         live = LiveIndex.open(store, generation, paths.indexes)
         return cls(paths, store, live, encoder, db_url, config)
 
@@ -218,12 +220,16 @@ class Library:
             raise ModelMismatchError(self.live.generation.model_name, self.encoder.name)
 
 
-def _load_encoder(name: str | None, paths: DataPaths) -> Encoder:
+def _load_encoder(name: str | None, paths: DataPaths, defer: bool = False) -> Encoder:
     from engine.config import load_settings
     from engine.models import load_encoder
 
     # The device chosen in the settings ("auto" picks the GPU when ONNX Runtime sees one).
     device = load_settings(paths).get("device", "auto")
+    if defer:
+        from engine.encoders.deferred import DeferredEncoder
+
+        return DeferredEncoder.for_model(name, device=device, paths=paths)
     return load_encoder(name, device=device, paths=paths)
 
 
