@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from engine.config import DataPaths, data_paths
-from engine.encoders.migrate import TABLE_DTYPES, split_folder
+from engine.encoders.migrate import split_folder
 from engine.errors import InputError
 from engine.models import ModelManifest, build_model, check_name, model_dir
 from trainer.bert_graph import BertSizes, bert_graph
@@ -35,7 +35,7 @@ def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: st
                   languages: Sequence[str] = (), source: str = "", licence: str = "",
                   notes: str = "", variants: Sequence[str] = ("int8",), tatoeba_dir: Path | None = None,
                   paths: DataPaths | None = None, replace_existing: bool = False,
-                  table_dtypes: Sequence[str] = TABLE_DTYPES,
+                  table_dtypes: Sequence[str] | None = None,
                   progress: Progress | None = None) -> ModelManifest:
     """Builds and registers model `name` from BertModel weights `state` and `config`.
 
@@ -43,7 +43,8 @@ def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: st
         tokenizer_json: the fast tokenizer as tokenizer.json text.
         variants: extra variants to try ("fp16", "int8"), kept within their quality bounds.
         table_dtypes: embedding row formats to try, smallest first (the first that keeps
-            the vectors within cosine 0.9999 of the graph's own lookup is kept).
+            the vectors within cosine 0.9999 of the graph's own lookup is kept); None:
+            as engine.encoders.migrate.split_folder chooses.
     Raises:
         ModelError when a weight is missing or the table split changes the vectors.
     """

@@ -35,6 +35,10 @@ Progress = Callable[[float, str], None]
 PARITY_MIN_COSINE = 0.9999
 # smallest first: int8 rows are a quarter of fp32 (96 MB for XLM-R's 250k x 384)
 TABLE_DTYPES = ("int8", "float16", "float32")
+# Tables up to this size keep exact fp32 rows: mapped, they cost only the rows a batch
+# reads, and exact rows keep an int8 graph's vectors as they were (dynamic int8 moves
+# with any change of its input). all-MiniLM's 30k x 384 table is 47 MB.
+SMALL_TABLE_BYTES = 64 << 20
 RETIRED_PREFIX = ".retired-"
 MIGRATING_PREFIX = ".migrate-"
 
@@ -86,11 +90,13 @@ def migrated_copy(folder: Path, dest: Path, manifest, progress: Progress | None 
 
 
 def split_folder(src: Path, dest: Path, manifest, progress: Progress | None = None,
-                 texts=PARITY_SENTENCES, dtypes=TABLE_DTYPES):
+                 texts=PARITY_SENTENCES, dtypes=None):
     """Writes every variant of `src` (table in the graph) as a body graph into `dest`,
     plus the table; returns the manifest for `dest` (files not yet checksummed).
 
-    `src` and `dest` may be the same folder. Raises ModelError when no table format
+    `dtypes`: row formats to try, smallest first; None: fp32 for a table of at most
+    SMALL_TABLE_BYTES, else TABLE_DTYPES. `src` and `dest` may be the same folder.
+    Raises ModelError when no table format
     keeps every variant's vectors within PARITY_MIN_COSINE.
     """
     report = progress or (lambda fraction, message: None)
@@ -102,6 +108,8 @@ def split_folder(src: Path, dest: Path, manifest, progress: Progress | None = No
         report(0.1 + 0.5 * i / len(variants), f"splitting {filename}")
         found = _split_file(src / filename, dest / filename)
         table = found if table is None else _same_table(table, found, src / filename)
+    if dtypes is None:
+        dtypes = ("float32",) if table.nbytes <= SMALL_TABLE_BYTES else TABLE_DTYPES
     for dtype in dtypes:
         report(0.65, f"writing the embedding table ({dtype} rows)")
         spec = write_table(dest, table, dtype)

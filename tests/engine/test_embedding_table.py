@@ -132,3 +132,16 @@ def test_registered_model_with_a_damaged_table_names_the_file(tiny_registry, tmp
     with pytest.raises(ModelError) as caught:
         load_encoder("tiny", paths=copy, variant="fp32")
     assert caught.value.path == path
+
+
+def test_small_tables_keep_exact_rows_and_large_ones_the_smallest_that_keeps_parity(
+        old_model, tmp_path, monkeypatch):
+    import engine.encoders.migrate as migrate
+
+    folder, manifest = old_model
+    for name, limit, expected in (("small", 64 << 20, "float32"), ("large", 0, "int8")):
+        monkeypatch.setattr(migrate, "SMALL_TABLE_BYTES", limit)
+        dest = tmp_path / name
+        dest.mkdir()
+        (dest / manifest.tokenizer_file).write_bytes((folder / manifest.tokenizer_file).read_bytes())
+        assert split_folder(folder, dest, manifest).embeddings["dtype"] == expected

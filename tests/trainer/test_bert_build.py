@@ -72,7 +72,8 @@ def test_served_model_has_the_table_outside_and_an_int8_variant(tiny_src, paths)
     state, config, tokenizer = tiny_bert_weights(tiny_src)
     manifest = register_bert(state, config, tokenizer, "tiny", max_length=64, variants=("int8",),
                              paths=paths)
-    assert manifest.embeddings["dtype"] == "int8" and manifest.export_parity["min_cosine"] >= 0.9999
+    # a small table keeps exact rows (large ones get int8 rows, see test_embedding_table)
+    assert manifest.embeddings["dtype"] == "float32" and manifest.export_parity["min_cosine"] >= 0.9999
     inputs = [i.name for i in onnx.load(str(paths.models / "tiny" / "model.onnx")).graph.input]
     assert inputs == ["attention_mask", "token_embeddings"]
     reference = TorchEncoder(tiny_src, max_length=64).encode(TEXTS)
