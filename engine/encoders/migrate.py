@@ -144,11 +144,27 @@ def prepare_compact_tokenizer(folder: Path, manifest):
     return replace(manifest, compact_tokenizer=COMPACT_FILE if made else "")
 
 
+def save_cpu_optimised(src: Path, dest: Path) -> None:
+    """Saves `src` as ONNX Runtime optimises it for the CPU provider, once, at install.
+
+    Extended level: operator fusions (attention, GELU, LayerNorm, int8 MatMul + scale)
+    that any CPU runs; not the ALL level's layout changes, which ORT ties to the machine.
+    Loading the result with the optimiser off gives the same vectors (bench_startup).
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(dest)
+    try:
+        ort.InferenceSession(str(src), options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # ORT raises its own Fail/InvalidGraph/... types
+        raise ModelError(f"{src} is not a loadable ONNX model: {e}", src) from e
+
+
 def optimise_cpu_variant(folder: Path, manifest, variant: str = "int8"):
     """Replaces the CPU variant's graph by its CPU-optimised form (session start about a
     third of the time); `manifest` with the variant marked. No-op without that variant."""
-    from engine.encoders.onnx import save_cpu_optimised
-
     info = manifest.variants.get(variant) or {}
     if not info.get("file") or info.get("cpu_optimised"):
         return manifest

@@ -166,7 +166,7 @@ def create_session(path: Path, providers: Sequence[str], threads: int, *, optimi
     """An ORT session for `path` (`threads` intra-op threads), set up to start quickly.
 
     `optimised`: the file was saved already optimised for the CPU provider
-    (`save_cpu_optimised`), so a CPU session skips the optimiser (a third of the time).
+    (`engine.encoders.migrate.save_cpu_optimised`), so a CPU session skips the optimiser (a third of the time).
 
     Raises:
         ModelError naming `path` when ONNX Runtime cannot load it.
@@ -192,24 +192,6 @@ def session_options(ort, threads: int, *, optimised: bool = False):
     options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_DISABLE_ALL if optimised
                                         else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
     return options
-
-
-def save_cpu_optimised(src: Path, dest: Path) -> None:
-    """Saves `src` as ONNX Runtime optimises it for the CPU provider, once, at install.
-
-    Extended level: operator fusions (attention, GELU, LayerNorm, int8 MatMul + scale)
-    that any CPU runs; not the ALL level's layout changes, which ORT ties to the machine.
-    Loading the result with the optimiser off gives the same vectors (bench_startup).
-    """
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    options.optimized_model_filepath = str(dest)
-    try:
-        ort.InferenceSession(str(src), options, providers=[CPU_PROVIDER])
-    except Exception as e:  # ORT raises its own Fail/InvalidGraph/... types
-        raise ModelError(f"{src} is not a loadable ONNX model: {e}", src) from e
 
 
 def check_output_shape(shape, dim: int, path: Path) -> None:
