@@ -85,12 +85,14 @@ class Library:
     def open(cls, paths: DataPaths | None = None, *, db_url: str | None = None,
              encoder: Encoder | None = None, config: IndexerConfig | None = None,
              lock_timeout: float | None = None,
-             on_busy: Callable[[LockHolder], None] | None = None) -> Library:
+             on_busy: Callable[[LockHolder], None] | None = None,
+             defer_encoder: bool = False) -> Library:
         """Opens (creating if needed) the library in `paths.home`.
 
         Without `encoder`, queries use the model that built the index (so search never
         breaks after the user picks another model; `reindex` then re-encodes), or the
-        registry's active model for a new library.
+        registry's active model for a new library. `defer_encoder`: that model loads on
+        first use or by `encoder.load()` in another thread (the window's warm-up).
 
         Raises:
             LibraryDamagedError: the database is missing or empty while vector indexes of
@@ -104,13 +106,13 @@ class Library:
         lock = WriteLock(paths.home / WRITE_LOCK_FILE)
         generation = store.generation("active")
         if generation is None:
-            encoder = encoder or _load_encoder(None, paths)
+            encoder = encoder or _load_encoder(None, paths, defer_encoder)
             # two processes opening a new library at once must agree on one generation
             with lock.hold("creating the library", timeout=lock_timeout, on_wait=on_busy):
                 generation = store.generation("active") or store.create_generation(
                     encoder.name, encoder.dim, "active")
         if encoder is None:
-            encoder = _load_encoder(generation.model_name, paths)
+            encoder = _load_encoder(generation.model_name, paths, defer_encoder)
         live = LiveIndex.open(store, generation, paths.indexes)
         return cls(paths, store, live, encoder, db_url, config, lock=lock,
                    lock_timeout=lock_timeout, on_busy=on_busy)
@@ -358,12 +360,16 @@ class Library:
             raise ModelMismatchError(self.live.generation.model_name, self.encoder.name)
 
 
-def _load_encoder(name: str | None, paths: DataPaths) -> Encoder:
+def _load_encoder(name: str | None, paths: DataPaths, defer: bool = False) -> Encoder:
     from engine.config import load_settings
     from engine.models import load_encoder
 
     # The device chosen in the settings ("auto" picks the GPU when ONNX Runtime sees one).
     device = load_settings(paths).get("device", "auto")
+    if defer:
+        from engine.encoders.deferred import DeferredEncoder
+
+        return DeferredEncoder.for_model(name, device=device, paths=paths)
     return load_encoder(name, device=device, paths=paths)
 
 

@@ -62,10 +62,22 @@ class ModelManifest:
     tokenizer_file: str = "tokenizer.json"
     # family-specific text preparation (LASER: vocab file, punctuation language, case)
     preprocessing: dict = field(default_factory=dict)
+    # the memory-mapped token embedding table beside the graph (engine.encoders.embedding_table);
+    # empty in folders of earlier versions, whose graphs hold the table (migrated on load)
+    embeddings: dict = field(default_factory=dict)
+    # quick-loading form of the tokenizer (engine.encoders.unigram), "" when not made
+    compact_tokenizer: str = ""
 
     def variant_file(self, variant: str) -> str | None:
         """The ONNX file of `variant`, or None when that variant was not produced."""
         return (self.variants.get(variant) or {}).get("file")
+
+    def serving_files(self) -> list[str]:
+        """Files every variant reads besides its graph and tokenizer.json (the embedding
+        table, the compact tokenizer)."""
+        from engine.encoders.embedding_table import table_files
+
+        return table_files(self.embeddings) + ([self.compact_tokenizer] if self.compact_tokenizer else [])
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -336,15 +348,18 @@ def load_encoder(
     """
     from engine.encoders.onnx import resolve_device
 
+    from engine.encoders.migrate import ensure_body_format, restore_interrupted_swap
+
     paths = _paths(paths)
     name = name or active_model_name(paths)
     if not name:
         raise ModelError("no active model; run 'babelfind models use NAME'")
-    manifest = get_manifest(name, paths)
+    restore_interrupted_swap(model_dir(name, paths))
+    manifest = ensure_body_format(model_dir(name, paths), get_manifest(name, paths))
     device = resolve_device(device)
     chosen = choose_variant(manifest, device, variant)
     folder = model_dir(name, paths)
-    files = [manifest.variant_file(chosen), manifest.tokenizer_file]
+    files = [manifest.variant_file(chosen), manifest.tokenizer_file, *manifest.serving_files()]
     if manifest.family == "laser":
         from engine.encoders.laser_onnx import LaserOnnxEncoder, laser_vocab_file
 

@@ -50,7 +50,7 @@ def installed_models(tmp_path_factory) -> Path:
     from trainer.default_models import install_default_models
 
     if os.environ.get("BABELFIND_TEST_MODELS"):
-        return Path(os.environ["BABELFIND_TEST_MODELS"])
+        return _current_format(Path(os.environ["BABELFIND_TEST_MODELS"]), tmp_path_factory)
     # Developers can point this at a models folder installed earlier to skip the install.
     cached = os.environ.get("BABELFIND_TEST_MODELS")
     if cached and Path(cached).is_dir():
@@ -58,6 +58,22 @@ def installed_models(tmp_path_factory) -> Path:
     paths = DataPaths(tmp_path_factory.mktemp("installed-models-home"))
     install_default_models(paths)
     return paths.models
+
+
+def _current_format(models: Path, tmp_path_factory) -> Path:
+    """`models`, or once per session a body + table copy of it when it holds folders of an
+    earlier version (so tests do not each migrate them; `models` is only read)."""
+    from engine.encoders.migrate import migrated_copy, needs_migration
+    from engine.models import read_manifest
+
+    folders = [f for f in sorted(models.iterdir()) if f.is_dir() and not f.name.startswith(".")]
+    if not any(needs_migration(read_manifest(f)) for f in folders):
+        return models
+    copy = tmp_path_factory.mktemp("migrated-models")
+    for folder in folders:
+        (copy / folder.name).mkdir()
+        migrated_copy(folder, copy / folder.name, read_manifest(folder))
+    return copy
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
     >>> folder = make_tiny_bert(tmp_path / "tiny")          # transformers folder
     >>> manifest = register_tiny_model(paths, "tiny")       # exported into a registry
+    >>> register_old_format_model(paths, "old")             # as earlier versions wrote it
 """
 
 from __future__ import annotations
@@ -71,3 +72,38 @@ def register_tiny_model(paths, name: str = "tiny", *, pooling: str = "mean",
                               prefixes=prefixes or {"query": "query: ", "passage": "passage: "},
                               variants=variants, paths=paths, source="test", licence="MIT",
                               **kwargs)
+
+
+def tiny_bert_weights(folder: Path) -> tuple[dict, dict, str]:
+    """(state dict, config, tokenizer.json text) of a `make_tiny_bert` folder, read without torch."""
+    import json
+
+    from trainer.bert_graph import read_safetensors
+
+    folder = Path(folder)
+    return (read_safetensors(folder / "model.safetensors"),
+            json.loads((folder / "config.json").read_text(encoding="utf-8")),
+            (folder / "tokenizer.json").read_text(encoding="utf-8"))
+
+
+def register_old_format_model(paths, name: str = "old", *, seed: int = 0, int8: bool = True):
+    """A registry folder as earlier versions wrote it: graphs that take input_ids and hold
+    the embedding table (model.onnx, model.int8.onnx), no `embeddings` in the manifest."""
+    from engine.models import ModelManifest, write_manifest
+    from trainer.export import TorchEncoder, _save_tokenizer, export_onnx
+    from trainer.quantise import quantise_int8
+
+    src = make_tiny_bert(paths.home / f"src-{name}", seed=seed)
+    folder = paths.models / name
+    folder.mkdir(parents=True)
+    torch_encoder = TorchEncoder(src, pooling="mean", max_length=64)
+    _save_tokenizer(torch_encoder.tokenizer, folder)
+    export_onnx(torch_encoder.head, folder / "model.onnx")
+    variants = {"fp32": {"file": "model.onnx"}}
+    if int8:
+        quantise_int8(folder / "model.onnx", folder / "model.int8.onnx")
+        variants["int8"] = {"file": "model.int8.onnx", "for": "cpu"}
+    manifest = ModelManifest(name=name, family="transformer", dim=32, pooling="mean", max_length=64,
+                             prefixes={"query": "query: ", "passage": "passage: "},
+                             variants=variants, source="test", licence="MIT")
+    return write_manifest(folder, manifest)

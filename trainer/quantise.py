@@ -30,15 +30,16 @@ CHECK_LANGS = ("deu", "fra", "rus", "cmn", "ara", "hin")
 
 
 def _encode(manifest, folder: Path, filename: str, texts: Sequence[str]) -> np.ndarray:
-    from trainer.export import onnx_encode
+    from trainer.serving_build import onnx_encode
 
     return onnx_encode(folder / filename, folder / manifest.tokenizer_file, manifest.dim, texts,
                        prefix=manifest.prefixes.get("passage", ""),
-                       max_length=manifest.max_length, pad_id=manifest.pad_token_id)
+                       max_length=manifest.max_length, pad_id=manifest.pad_token_id,
+                       embeddings=manifest.embeddings)
 
 
 def _mean_cosine(manifest, folder: Path, filename: str, texts: Sequence[str]) -> tuple[float, float]:
-    from trainer.export import cosine_rows
+    from engine.encoders.parity import cosine_rows
 
     reference = _encode(manifest, folder, manifest.variant_file("fp32"), texts)
     cos = cosine_rows(reference, _encode(manifest, folder, filename, texts))
@@ -147,14 +148,16 @@ def _tatoeba_check(manifest, folder: Path, filename: str, tatoeba_dir: Path) -> 
     """fp32 vs int8 on CHECK_LANGS: Tatoeba error of each, and the cosine between them
     over every sentence (a far larger sample than the built-in parity set)."""
     from engine.eval_tatoeba import available_languages, load_pair, nearest_neighbour_error
-    from trainer.export import cosine_rows, file_encoder
+    from engine.encoders.parity import cosine_rows
+    from trainer.serving_build import file_encoder
 
     langs = [lang for lang in CHECK_LANGS if lang in available_languages(tatoeba_dir)]
     if not langs:
         return None
     encoders = {variant: file_encoder(folder / file, folder / manifest.tokenizer_file,
                                       manifest.dim, prefixes=manifest.prefixes,
-                                      max_length=manifest.max_length, pad_id=manifest.pad_token_id)
+                                      max_length=manifest.max_length, pad_id=manifest.pad_token_id,
+                                      embeddings=manifest.embeddings)
                 for variant, file in (("fp32", manifest.variant_file("fp32")), ("int8", filename))}
     errors, cosines = {"fp32": [], "int8": []}, []
     for lang in langs:

@@ -62,7 +62,8 @@ def _open_window(args: argparse.Namespace) -> int:
         paths = data_paths()
         if not ensure_models(paths):
             return 1
-        library = Library.open(paths, db_url=args.db)
+        # the model loads in the background once the window shows (QtMainWindow.showEvent)
+        library = Library.open(paths, db_url=args.db, defer_encoder=True)
     except BabelfindError as e:
         QMessageBox.critical(None, "Babelfind cannot start", str(e))
         return 1

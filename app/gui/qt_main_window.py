@@ -32,13 +32,16 @@ from app.gui.qt_search_bar import QtSearchBar
 from app.gui.qt_tools import install_tools, shutdown_tools
 from app.gui.qt_theme import app_icon, is_palette_change, refresh_icons
 from app.gui.qt_watch import QtFolderWatch
+from app.gui.qt_worker import QtWorker
+from engine.encoders.deferred import DeferredEncoder
 from engine.errors import BabelfindError, NotIndexedError
 from engine.events import IndexFinished
 
 log = logging.getLogger(__name__)
 
 RESULT_LIMIT = 50  # documents per search; the language facet counts over these
-ROOTS_REFRESH_MS = 1000  # sidebar counts refresh at most this often while indexing
+ROOTS_REFRESH_MS = 1000
+LOADING_MESSAGE = "Loading the model..."  # sidebar counts refresh at most this often while indexing
 
 
 class QtMainWindow(QtResultActions, QMainWindow):
@@ -53,6 +56,8 @@ class QtMainWindow(QtResultActions, QMainWindow):
         self.jobs = QtJobQueue(self)
         self.watch = QtFolderWatch(watch_debounce_s, self)
         self.last_error: BabelfindError | Exception | None = None
+        self._warm_up: QtWorker | None = None  # loads a deferred encoder after the first show
+        self._search_waiting = False
         self.setWindowTitle("Babelfind")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
@@ -168,6 +173,10 @@ class QtMainWindow(QtResultActions, QMainWindow):
         """One engine search for the current query and folder / file type filters."""
         bar = self.search_bar
         query = bar.query()
+        if query and not self.model_ready():
+            self._search_waiting = True  # runs when the warm-up finishes; the window stays live
+            self.statusBar().showMessage(LOADING_MESSAGE)
+            return
         started = time.perf_counter()
         hits = []
         if query:
@@ -188,6 +197,34 @@ class QtMainWindow(QtResultActions, QMainWindow):
         if query:
             self.skipped.collapse()  # the list of skipped files gives the results their room back
         self.searched.emit(elapsed_ms)
+
+    # -- model warm-up -----------------------------------------------------------------
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._warm_up is None:
+            self._start_warm_up()
+
+    def _start_warm_up(self) -> None:
+        """Loads a deferred encoder in a worker thread, so the window shows at once."""
+        encoder = self.library.encoder
+        if not isinstance(encoder, DeferredEncoder) or encoder.loaded:
+            return
+        self._warm_up = QtWorker.for_callback(lambda report: encoder.load(), self)
+        self._warm_up.errored.connect(lambda error: self._report(error, "The model could not be loaded"))
+        self._warm_up.finished.connect(self._on_model_ready)
+        self._warm_up.start()
+
+    def model_ready(self) -> bool:
+        """True once no warm-up is running (searches would wait for it)."""
+        return self._warm_up is None or self._warm_up.isFinished()
+
+    def _on_model_ready(self) -> None:
+        if self.statusBar().currentMessage() == LOADING_MESSAGE:  # not an error shown meanwhile
+            self.statusBar().clearMessage()
+        if self._search_waiting:
+            self._search_waiting = False
+            self.run_search()
 
     def _on_language(self, language: str) -> None:
         self.language_filter.set_language(language)
@@ -372,6 +409,8 @@ class QtMainWindow(QtResultActions, QMainWindow):
 
     def shutdown(self) -> None:
         """Stops indexing (keeping what is done) and folder watching."""
+        if self._warm_up is not None:
+            self._warm_up.wait()  # a model load cannot be interrupted; it takes a second
         shutdown_tools(self)
         self.jobs.shutdown()
         self.watch.stop()

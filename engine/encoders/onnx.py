@@ -4,8 +4,13 @@
     >>> enc.encode(["query text"], kind="query")    # float32 [1, dim], unit rows
     >>> enc.device, enc.providers                   # ('cpu', ['CPUExecutionProvider'])
 
-The ONNX graph (made by trainer.export) takes int64 `input_ids` and `attention_mask`
-[batch, seq] and returns `embedding` [batch, dim], pooled and L2-normalised inside.
+The ONNX graph (made by trainer.export) is the transformer body: it takes the looked-up
+`token_embeddings` float32 [batch, seq, dim] and int64 `attention_mask` [batch, seq]
+(plus `input_ids` when its position ids need them) and returns `embedding` [batch, dim],
+pooled and L2-normalised inside. The token embedding table is a memory-mapped file
+beside it (`engine.encoders.embedding_table`), named by `manifest.embeddings`. Folders
+of earlier versions, whose graph holds the table and takes `input_ids`, still load
+(`engine.encoders.migrate` converts them once).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
@@ -20,6 +26,8 @@ from typing import Sequence
 import numpy as np
 
 from engine.encoders.base import TextKind, l2_normalise
+from engine.encoders.embedding_table import EmbeddingTable
+from engine.encoders.unigram import CompactUnigram
 from engine.errors import InputError, ModelError
 
 log = logging.getLogger(__name__)
@@ -38,6 +46,10 @@ MAX_BATCH_TOKENS = 384
 MAX_PADDING = 0.10
 # A GPU wants large batches; its memory, not its cache, bounds them.
 GPU_MAX_BATCH = 256
+# Up to this many characters per encode call go through the compact tokenizer (queries,
+# small batches: it loads in milliseconds); more load tokenizers' Rust one, which is
+# about five times faster per text (docs/benchmarks.md, "Serving footprint").
+COMPACT_MAX_CHARS = 4096
 GPU_MAX_BATCH_TOKENS = 65536
 
 
@@ -150,22 +162,36 @@ def parallel_plan(device: str, threads: int) -> tuple[int, int]:
     return (max(1, threads), 1) if device == "cpu" else (1, max(1, threads))
 
 
-def create_session(path: Path, providers: Sequence[str], threads: int):
-    """An ORT session for `path` (all graph optimisations, `threads` intra-op threads).
+def create_session(path: Path, providers: Sequence[str], threads: int, *, optimised: bool = False):
+    """An ORT session for `path` (`threads` intra-op threads), set up to start quickly.
+
+    `optimised`: the file was saved already optimised for the CPU provider
+    (`engine.encoders.migrate.save_cpu_optimised`), so a CPU session skips the optimiser (a third of the time).
 
     Raises:
         ModelError naming `path` when ONNX Runtime cannot load it.
     """
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options = session_options(ort, threads, optimised=optimised and providers[0] == CPU_PROVIDER)
     try:
         return ort.InferenceSession(str(path), options, providers=list(providers))
     except Exception as e:  # ORT raises its own Fail/InvalidGraph/... types
         raise ModelError(f"{path} is not a loadable ONNX model: {e}", path) from e
+
+
+def session_options(ort, threads: int, *, optimised: bool = False):
+    """Session options chosen for start-up time (docs/benchmarks.md, "Serving footprint").
+
+    Weight prepacking stays on: turning it off saved 40 ms and 44 MB at start but
+    doubled the time of each run.
+    """
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_DISABLE_ALL if optimised
+                                        else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    return options
 
 
 def check_output_shape(shape, dim: int, path: Path) -> None:
@@ -201,10 +227,12 @@ class LengthBatchedEncoder:
         self.threads = threads or physical_cores()
         self.parallel_batches, self.intra_op_threads = parallel_plan(self.device, self.threads)
         self.model_path = self.folder / manifest.variant_file(variant)
+        self.graph_optimised = bool((manifest.variants.get(variant) or {}).get("cpu_optimised"))
 
     def _load_session(self, path: Path):
         """An ORT session for `path`, checked to be this kind of graph (ModelError if not)."""
-        session = create_session(path, self.providers, self.intra_op_threads)
+        session = create_session(path, self.providers, self.intra_op_threads,
+                                 optimised=self.graph_optimised)
         inputs = {i.name for i in session.get_inputs()}
         outputs = session.get_outputs()
         expected = set(self.input_names)
@@ -259,9 +287,42 @@ class OnnxEncoder(LengthBatchedEncoder):
         super().__init__(folder, manifest, variant=variant, device=device, threads=threads)
         self.max_length = int(manifest.max_length)
         self.prefixes = dict(manifest.prefixes or {})
-        self.tokenizer = self._load_tokenizer(self.folder / manifest.tokenizer_file)
+        spec = dict(getattr(manifest, "embeddings", None) or {})
+        # body + table format: the graph reads looked-up rows; else (earlier versions) ids
+        self.table = EmbeddingTable.open(self.folder, spec) if spec else None
+        if self.table is not None:
+            self.input_names = (spec.get("input", "token_embeddings"), "attention_mask")
+        self.tokenizer_path = self.folder / manifest.tokenizer_file
+        self._tokenizer = None
+        self._tokenizer_lock = threading.Lock()
+        compact = getattr(manifest, "compact_tokenizer", "")
+        self.compact = CompactUnigram.load(self.folder / compact) if compact else None
+        if self.compact is None:
+            self._tokenizer = self._load_tokenizer(self.tokenizer_path)
+        self._check_vocabulary()
         self.session = self._load_session(self.model_path)
+        self.feeds_ids = "input_ids" in {i.name for i in self.session.get_inputs()}
         self._warm_up()
+
+    @property
+    def tokenizer(self):
+        """The `tokenizers.Tokenizer` (loaded on first use when a compact one serves queries)."""
+        with self._tokenizer_lock:
+            if self._tokenizer is None:
+                self._tokenizer = self._load_tokenizer(self.tokenizer_path)
+            return self._tokenizer
+
+    def _check_vocabulary(self) -> None:
+        if self.table is None:
+            return
+        size = (self.compact.vocab_size if self.compact is not None
+                else self.tokenizer.get_vocab_size(with_added_tokens=True))
+        if size > self.table.vocab_size:
+            raise ModelError(f"{self.table.path}: {self.table.vocab_size} rows, but the tokenizer "
+                             f"has {size} tokens", self.table.path)
+        if self.table.dim != self.dim:
+            raise ModelError(f"{self.table.path}: rows of {self.table.dim} values, the manifest "
+                             f"says dim {self.dim}", self.table.path)
 
     def _load_tokenizer(self, path: Path):
         from tokenizers import Tokenizer
@@ -278,9 +339,15 @@ class OnnxEncoder(LengthBatchedEncoder):
         """Token ids per text, with the model's prefix for `kind`, truncated to max_length."""
         if kind not in ("query", "passage"):
             raise InputError(f"unknown text kind {kind!r}; use 'query' or 'passage'")
-        prefix = self.prefixes.get(kind, "")
-        encodings = self.tokenizer.encode_batch([prefix + t for t in texts])
-        return [e.ids for e in encodings]
+        prefixed = [self.prefixes.get(kind, "") + t for t in texts]
+        ids: list[list[int] | None] = [None] * len(prefixed)
+        if self.compact is not None and sum(map(len, prefixed)) <= COMPACT_MAX_CHARS:
+            ids = [self.compact.encode(t, self.max_length) for t in prefixed]
+        rest = [i for i, row in enumerate(ids) if row is None]
+        if rest:
+            for i, encoding in zip(rest, self.tokenizer.encode_batch([prefixed[i] for i in rest])):
+                ids[i] = encoding.ids
+        return ids
 
     def _run(self, rows: list[list[int]]) -> np.ndarray:
         # input_ids / attention_mask: int64 [batch, longest in batch]
@@ -292,14 +359,23 @@ class OnnxEncoder(LengthBatchedEncoder):
             mask[i, :len(row)] = 1
         if self.device == "cuda":
             return self._run_bound(input_ids, mask, "cuda")
-        return self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
+        return self.session.run(None, self._feeds(input_ids, mask))[0]
+
+    def _feeds(self, input_ids: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
+        """The graph's inputs: looked-up rows [batch, seq, dim] when the table is outside."""
+        if self.table is None:
+            return {"input_ids": input_ids, "attention_mask": mask}
+        feeds = {self.input_names[0]: self.table.lookup(input_ids), "attention_mask": mask}
+        if self.feeds_ids:
+            feeds["input_ids"] = input_ids
+        return feeds
 
     def _run_bound(self, input_ids: np.ndarray, mask: np.ndarray, device: str) -> np.ndarray:
         # IO binding: inputs copied to `device` once and the output allocated there, so
         # ORT does not stage them through host buffers of its own ("cpu" works too).
         binding = self.session.io_binding()
-        binding.bind_cpu_input("input_ids", input_ids)
-        binding.bind_cpu_input("attention_mask", mask)
+        for name, value in self._feeds(input_ids, mask).items():
+            binding.bind_cpu_input(name, value)
         binding.bind_output(self.session.get_outputs()[0].name, device)
         self.session.run_with_iobinding(binding)
         return binding.copy_outputs_to_cpu()[0].astype(np.float32)

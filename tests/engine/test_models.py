@@ -123,17 +123,17 @@ def test_onnx_with_wrong_output_shape_names_the_file(registry):
     import onnx
     from onnx import TensorProto, helper
 
-    # a valid ONNX graph: ids [batch, seq] -> Cast -> ReduceMean over seq -> [batch, 1]
-    nodes = [helper.make_node("Cast", ["input_ids"], ["f"], to=TensorProto.FLOAT),
+    # a valid body graph: rows [batch, seq, 32] -> mean over dim, + mask -> mean over seq -> [batch, 1]
+    nodes = [helper.make_node("ReduceMean", ["token_embeddings"], ["f"], keepdims=0, axes=[2]),
              helper.make_node("Add", ["f", "g"], ["h"]),
              helper.make_node("Cast", ["attention_mask"], ["g"], to=TensorProto.FLOAT),
              helper.make_node("ReduceMean", ["h"], ["embedding"], keepdims=1, axes=[1])]
     graph = helper.make_graph(
         nodes, "wrong",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+        [helper.make_tensor_value_info("token_embeddings", TensorProto.FLOAT, ["batch", "seq", 32]),
          helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])],
         [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", 1])])
-    graph.node.sort(key=lambda n: n.op_type != "Cast")  # topological order
+    graph.node.sort(key=lambda n: n.op_type not in ("Cast", "ReduceMean") or n.output[0] == "embedding")
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     path = model_dir("tiny", registry) / "model.onnx"
     onnx.save(model, str(path))

@@ -24,8 +24,10 @@ def _fake_install(calls):
         folder = paths.models / model.name
         folder.mkdir(parents=True)
         (folder / "model.onnx").write_bytes(b"x")
+        # current format (the table outside the graph), so the install check leaves it be
         write_manifest(folder, ModelManifest(model.name, "transformer", 4, "mean", 8,
-                                             variants={"fp32": {"file": "model.onnx"}}))
+                                             variants={"fp32": {"file": "model.onnx"}},
+                                             embeddings={"file": "embeddings.npy"}))
         progress(1.0, "done")
     return install
 

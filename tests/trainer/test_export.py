@@ -41,15 +41,21 @@ def test_cls_and_mean_pooling_give_different_vectors(paths):
     assert (mean * cls).sum(1).min() < 0.999
 
 
-def test_graph_has_dynamic_axes_and_recent_opset(tiny_registry):
+def test_graph_is_the_body_with_dynamic_axes_and_recent_opset(tiny_registry):
     import onnx
 
     model = onnx.load(str(tiny_registry.models / "tiny" / "model.onnx"))
     assert max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) >= 17
-    for value in model.graph.input:
-        dims = value.type.tensor_type.shape.dim
-        assert [d.dim_param for d in dims] == ["batch", "seq"]
-        assert value.type.tensor_type.elem_type == onnx.TensorProto.INT64
+    inputs = {v.name: v.type.tensor_type for v in model.graph.input}
+    # BERT's positions come from the sequence length: the ids are not needed in the graph
+    assert sorted(inputs) == ["attention_mask", "token_embeddings"]
+    assert [d.dim_param for d in inputs["attention_mask"].shape.dim] == ["batch", "seq"]
+    assert inputs["attention_mask"].elem_type == onnx.TensorProto.INT64
+    dims = inputs["token_embeddings"].shape.dim
+    assert [d.dim_param for d in dims[:2]] == ["batch", "seq"] and dims[2].dim_value == 32
+    assert inputs["token_embeddings"].elem_type == onnx.TensorProto.FLOAT
+    vocab = get_manifest("tiny", tiny_registry).embeddings["rows"]
+    assert not [i for i in model.graph.initializer if list(i.dims)[:1] == [vocab]]
     (output,) = model.graph.output
     assert output.name == "embedding"
 

@@ -85,7 +85,7 @@ def test_main_opens_the_window_indexes_given_paths_and_closes_cleanly(qtbot, mon
     folder.mkdir()
     (folder / "note.txt").write_text("Bees make honey from nectar.", encoding="utf-8")
     monkeypatch.setattr(trainer.default_models, "ensure_default_models", lambda paths, progress: "test-words")
-    monkeypatch.setattr(engine.library, "_load_encoder", lambda name, paths: WordEncoder())
+    monkeypatch.setattr(engine.library, "_load_encoder", lambda name, paths, defer=False: WordEncoder())
     seen: dict[str, object] = {}
 
     def fake_exec(app) -> int:  # instead of the event loop: wait for the start-up job, then quit

