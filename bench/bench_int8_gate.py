@@ -1,0 +1,185 @@
+"""The int8 gate's evidence: fp32 vs each int8 scheme on Tatoeba (per language) and STS-B.
+
+    PYTHONPATH=$PWD OMP_NUM_THREADS=2 python bench/bench_int8_gate.py \
+        --model /work/models-cache/models/multilingual-e5-small --langs screen \
+        --schemes dynamic-pc dynamic-pc-ffn-out-fp32 static-qdq-pc
+    ... --langs all --schemes dynamic-pc-ffn-out-fp32 --evidence   # full 112, evidence JSON
+
+fp32 is encoded once: its vectors and errors are cached per language under --out (git
+ignored), so each scheme only encodes its own file, and a full run after a screening run
+encodes only the languages it has not seen. Each scheme's per-language errors are cached
+the same way. Sentences/s is each variant's Tatoeba encoding rate in this process (the
+machine is shared and noisy: compare within one table, not across runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from engine.eval_tatoeba import available_languages, load_pair  # noqa: E402
+from engine.models import read_manifest, sha256_file  # noqa: E402
+from trainer.export import file_encoder  # noqa: E402
+from trainer.int8_gate import (Quality, calibration_sentences, evidence_record,  # noqa: E402
+                               judge_int8, stsb_spearman, tatoeba_errors)
+from trainer.quantise import INT8_FILE, SCHEMES, build_int8, scheme  # noqa: E402
+
+log = logging.getLogger("bench_int8_gate")
+DATA = Path(os.environ.get("BABELFIND_SHARED_DATA", "/work/shared/data"))
+# The languages a user found hurt, and a spread of families and scripts.
+SCREEN_LANGS = ("est", "lit", "hun", "ces", "fin", "lvs", "slk", "pol", "tur", "deu", "fra",
+                "rus", "cmn", "ara", "hin")
+
+
+class VariantRun:
+    """One variant's encoder, with its per-language results cached in `cache_dir`."""
+
+    def __init__(self, manifest, folder: Path, model_file: Path, cache_dir: Path, keep_vectors: bool):
+        self.encoder = file_encoder(model_file, folder / manifest.tokenizer_file, manifest.dim,
+                                    prefixes=manifest.prefixes, max_length=manifest.max_length,
+                                    pad_id=manifest.pad_token_id)
+        self.cache_dir, self.keep_vectors = cache_dir, keep_vectors
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        self.sentences, self.seconds = 0, 0.0
+
+    def language(self, lang: str, tatoeba: Path) -> dict:
+        """{"error": %, "vectors": (xxx, eng) or None}, from the cache when present."""
+        path = self.cache_dir / f"{lang}.npz"
+        if path.is_file():
+            data = np.load(path)
+            vectors = (data["other"].astype(np.float32), data["eng"].astype(np.float32)) \
+                if "other" in data else None
+            return {"error": float(data["error"]), "vectors": vectors}
+        start = time.perf_counter()
+        sides = load_pair(tatoeba, lang)
+        vectors = tuple(self.encoder.encode(side, kind="query") for side in sides)
+        self.seconds += time.perf_counter() - start
+        self.sentences += sum(len(side) for side in sides)
+        error = tatoeba_errors({lang: vectors})[lang]
+        extra = {"other": vectors[0].astype(np.float16), "eng": vectors[1].astype(np.float16)} \
+            if self.keep_vectors else {}
+        np.savez(path, error=error, **extra)
+        return {"error": error, "vectors": vectors}
+
+    def sts_b(self, sts_dir: Path) -> float:
+        path = self.cache_dir / "sts_b.json"
+        if path.is_file():
+            return json.loads(path.read_text())["spearman"]
+        value = stsb_spearman(self.encoder, sts_dir)
+        path.write_text(json.dumps({"spearman": value}))
+        return value
+
+    def rate(self) -> float | None:
+        return self.sentences / self.seconds if self.seconds else None
+
+
+def run(args) -> dict:
+    folder = Path(args.model)
+    manifest = read_manifest(folder)
+    tatoeba, sts_dir = DATA / "tatoeba" / "v1", DATA / "sts" / "original"
+    langs = (available_languages(tatoeba) if args.langs == ["all"] else
+             list(SCREEN_LANGS) if args.langs == ["screen"] else args.langs)
+    out = Path(args.out) / manifest.name
+    fp32 = VariantRun(manifest, folder, folder / manifest.variant_file("fp32"), out / "fp32", True)
+    fp32_results = {lang: fp32.language(lang, tatoeba) for lang in langs}
+    fp32_quality = Quality({k: v["error"] for k, v in fp32_results.items()}, fp32.sts_b(sts_dir))
+    log.info("fp32: mean error %.2f over %d languages, STS-B %.2f, %s sentences/s",
+             fp32_quality.mean_error, len(langs), fp32_quality.sts_b, fp32.rate())
+    report = {"model": manifest.name, "langs": langs, "weights": _weights(args),
+              "fp32": {"quality": fp32_quality.__dict__, "sentences_per_s": fp32.rate()},
+              "schemes": {}}
+    calibration = calibration_sentences(DATA / "corpus")
+    for scheme_id in args.schemes:
+        report["schemes"][scheme_id] = _run_scheme(scheme(scheme_id), manifest, folder, out,
+                                                   tatoeba, sts_dir, langs, fp32_results,
+                                                   fp32_quality, calibration)
+    return report
+
+
+def _run_scheme(int8_scheme, manifest, folder, out, tatoeba, sts_dir, langs, fp32_results,
+                fp32_quality, calibration) -> dict:
+    scheme_dir = out / int8_scheme.id
+    scheme_dir.mkdir(parents=True, exist_ok=True)
+    model_file = scheme_dir / INT8_FILE
+    start = time.perf_counter()
+    if not model_file.is_file():
+        build_int8(int8_scheme, manifest, folder, model_file, calibration)
+    built_s = time.perf_counter() - start
+    variant = VariantRun(manifest, folder, model_file, scheme_dir / "langs", False)
+    errors, cosines = {}, []
+    for lang in langs:
+        result = variant.language(lang, tatoeba)
+        errors[lang] = result["error"]
+        reference = fp32_results[lang]["vectors"]
+        if result["vectors"] is not None and reference is not None:
+            cosines += [(a * b).sum(1) for a, b in zip(reference, result["vectors"])]
+    quality = Quality(errors, variant.sts_b(sts_dir))
+    verdict = judge_int8(fp32_quality, quality)
+    cos = np.concatenate(cosines) if cosines else None
+    log.info("%s: %s (%s)", int8_scheme.id, verdict.verdict, verdict.reason)
+    return {"label": int8_scheme.label, "verdict": verdict.verdict, "reason": verdict.reason,
+            "record": evidence_record(fp32_quality, quality, verdict),
+            "sentences_per_s": variant.rate(), "build_s": built_s,
+            "file_mb": model_file.stat().st_size / 1e6,
+            "mean_cosine": None if cos is None else float(cos.mean()),
+            "min_cosine": None if cos is None else float(cos.min())}
+
+
+def _weights(args) -> dict | None:
+    if not args.weights:
+        return None
+    return {"file": Path(args.weights).name, "sha256": sha256_file(Path(args.weights))}
+
+
+def table(report: dict) -> str:
+    """Markdown: one row per variant, then the languages each scheme hurts most."""
+    fp32 = report["fp32"]
+    rows = ["| variant | gate | Tatoeba mean error | worst language (points) | STS-B | "
+            "sentences/s | mean cos to fp32 |", "|---|---|---|---|---|---|---|",
+            f"| fp32 | - | {np.mean(list(fp32['quality']['tatoeba'].values())):.2f} | - | "
+            f"{fp32['quality']['sts_b']:.2f} | {_fmt(fp32['sentences_per_s'], '.0f')} | 1 |"]
+    for scheme_id, result in report["schemes"].items():
+        tatoeba = result["record"]["tatoeba"]
+        deltas = {k: tatoeba["int8"][k] - tatoeba["fp32"][k] for k in tatoeba["int8"]}
+        worst = sorted(deltas, key=deltas.get, reverse=True)[:4]
+        rows.append(f"| {scheme_id} | {result['verdict']} | {tatoeba['int8_mean']:.2f} | "
+                    + ", ".join(f"{k} {deltas[k]:+.2f}" for k in worst)
+                    + f" | {result['record']['sts_b']['int8']:.2f} | "
+                    f"{_fmt(result['sentences_per_s'], '.0f')} | {_fmt(result['mean_cosine'], '.4f')} |")
+    return "\n".join(rows)
+
+
+def _fmt(value, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="a model folder with manifest.json and model.onnx")
+    parser.add_argument("--schemes", nargs="+", default=["dynamic-pc"], choices=sorted(SCHEMES))
+    parser.add_argument("--langs", nargs="+", default=["screen"],
+                        help="'screen' (15 languages), 'all' (112) or ISO 639-3 codes")
+    parser.add_argument("--weights", help="the weight source file, whose SHA-256 keys the evidence")
+    parser.add_argument("--out", default=str(REPO / "bench" / "out" / "int8_gate"))
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
+    log.setLevel(logging.INFO)  # the quantiser logs every tensor at INFO through the root
+    report = run(args)
+    out = Path(args.out) / report["model"] / f"report-{len(report['langs'])}.json"
+    out.write_text(json.dumps(report, indent=1))
+    print(table(report))
+    print(f"report: {out}")
+
+
+if __name__ == "__main__":
+    main()
