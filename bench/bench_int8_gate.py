@@ -135,6 +135,36 @@ def _run_scheme(int8_scheme, manifest, folder, out, tatoeba, sts_dir, langs, fp3
             "min_cosine": None if cos is None else float(cos.min())}
 
 
+def write_evidence(report: dict, path: Path, command: str) -> None:
+    """Merges each scheme's verdict into the evidence file, keyed by model, weights, scheme."""
+    if report["weights"] is None:
+        raise SystemExit("--evidence needs --weights (the source file whose SHA-256 keys it)")
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"models": {}}
+    entries = data["models"].setdefault(report["model"], [])
+    import onnxruntime
+
+    for scheme_id, result in report["schemes"].items():
+        entry = {"scheme": scheme_id, "weights_sha256": report["weights"]["sha256"],
+                 "weights": report["weights"]["file"], **result["record"],
+                 "measured": {"onnxruntime": onnxruntime.__version__, "cpu": _cpu_kind(),
+                              "date": time.strftime("%Y-%m-%d"), "command": command}}
+        entries[:] = [e for e in entries if (e["scheme"], e["weights_sha256"]) !=
+                      (scheme_id, entry["weights_sha256"])] + [entry]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _cpu_kind() -> str:
+    """int8 MatMul kernels differ by instruction set: without VNNI, 8-bit weights can
+    saturate int16 sums (7-bit "reduce range" weights cannot)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return "unknown"
+    vnni = "avx512_vnni" in flags or "avx_vnni" in flags
+    return "x86-64, " + ("VNNI" if vnni else "AVX2 without VNNI" if "avx2" in flags else "no AVX2")
+
+
 def _weights(args) -> dict | None:
     if not args.weights:
         return None
@@ -171,12 +201,16 @@ def main() -> None:
                         help="'screen' (15 languages), 'all' (112) or ISO 639-3 codes")
     parser.add_argument("--weights", help="the weight source file, whose SHA-256 keys the evidence")
     parser.add_argument("--out", default=str(REPO / "bench" / "out" / "int8_gate"))
+    parser.add_argument("--evidence", type=Path,
+                        help="merge the verdicts into this file (resources/models/int8_evidence.json)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
     log.setLevel(logging.INFO)  # the quantiser logs every tensor at INFO through the root
     report = run(args)
     out = Path(args.out) / report["model"] / f"report-{len(report['langs'])}.json"
     out.write_text(json.dumps(report, indent=1))
+    if args.evidence:
+        write_evidence(report, args.evidence, " ".join(["bench/bench_int8_gate.py", *sys.argv[1:]]))
     print(table(report))
     print(f"report: {out}")
 
