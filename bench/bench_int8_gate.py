@@ -44,22 +44,27 @@ SCREEN_LANGS = ("est", "lit", "hun", "ces", "fin", "lvs", "slk", "pol", "tur", "
 class VariantRun:
     """One variant's encoder, with its per-language results cached in `cache_dir`."""
 
-    def __init__(self, manifest, folder: Path, model_file: Path, cache_dir: Path, keep_vectors: bool):
-        self.encoder = file_encoder(model_file, folder / manifest.tokenizer_file, manifest.dim,
+    def __init__(self, manifest, folder: Path, model_file: Path, cache_dir: Path,
+                 keep_vectors: bool, cached_only: bool = False):
+        self.cached_only = cached_only
+        self.encoder = None if cached_only else file_encoder(model_file, folder / manifest.tokenizer_file, manifest.dim,
                                     prefixes=manifest.prefixes, max_length=manifest.max_length,
                                     pad_id=manifest.pad_token_id)
         self.cache_dir, self.keep_vectors = cache_dir, keep_vectors
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.sentences, self.seconds = 0, 0.0
 
-    def language(self, lang: str, tatoeba: Path) -> dict:
-        """{"error": %, "vectors": (xxx, eng) or None}, from the cache when present."""
+    def language(self, lang: str, tatoeba: Path) -> dict | None:
+        """{"error": %, "vectors": (xxx, eng) or None}, from the cache when present (None
+        when absent and `cached_only`)."""
         path = self.cache_dir / f"{lang}.npz"
         if path.is_file():
             data = np.load(path)
             vectors = (data["other"].astype(np.float32), data["eng"].astype(np.float32)) \
                 if "other" in data else None
             return {"error": float(data["error"]), "vectors": vectors}
+        if self.cached_only:
+            return None
         start = time.perf_counter()
         sides = load_pair(tatoeba, lang)
         vectors = tuple(self.encoder.encode(side, kind="query") for side in sides)
@@ -71,10 +76,12 @@ class VariantRun:
         np.savez(path, error=error, **extra)
         return {"error": error, "vectors": vectors}
 
-    def sts_b(self, sts_dir: Path) -> float:
+    def sts_b(self, sts_dir: Path) -> float | None:
         path = self.cache_dir / "sts_b.json"
         if path.is_file():
             return json.loads(path.read_text())["spearman"]
+        if self.cached_only:
+            return None
         value = stsb_spearman(self.encoder, sts_dir)
         path.write_text(json.dumps({"spearman": value}))
         return value
@@ -84,53 +91,66 @@ class VariantRun:
 
 
 def run(args) -> dict:
+    """fp32 and every scheme, language by language (so an interrupted run leaves pairs)."""
     folder = Path(args.model)
     manifest = read_manifest(folder)
     tatoeba, sts_dir = DATA / "tatoeba" / "v1", DATA / "sts" / "original"
     langs = (available_languages(tatoeba) if args.langs == ["all"] else
              list(SCREEN_LANGS) if args.langs == ["screen"] else args.langs)
+    # screened languages first: their results are cached, the rest follow in order
+    langs = [l for l in SCREEN_LANGS if l in langs] + [l for l in langs if l not in SCREEN_LANGS]
     out = Path(args.out) / manifest.name
-    fp32 = VariantRun(manifest, folder, folder / manifest.variant_file("fp32"), out / "fp32", True)
-    fp32_results = {lang: fp32.language(lang, tatoeba) for lang in langs}
-    fp32_quality = Quality({k: v["error"] for k, v in fp32_results.items()}, fp32.sts_b(sts_dir))
-    log.info("fp32: mean error %.2f over %d languages, STS-B %.2f, %s sentences/s",
-             fp32_quality.mean_error, len(langs), fp32_quality.sts_b, fp32.rate())
-    report = {"model": manifest.name, "langs": langs, "weights": _weights(args),
-              "fp32": {"quality": fp32_quality.__dict__, "sentences_per_s": fp32.rate()},
-              "schemes": {}}
     calibration = calibration_sentences(DATA / "corpus")
+    runs = {"fp32": VariantRun(manifest, folder, folder / manifest.variant_file("fp32"),
+                               out / "fp32", True, args.cached_only)}
+    built = {}
     for scheme_id in args.schemes:
-        report["schemes"][scheme_id] = _run_scheme(scheme(scheme_id), manifest, folder, out,
-                                                   tatoeba, sts_dir, langs, fp32_results,
-                                                   fp32_quality, calibration)
+        runs[scheme_id], built[scheme_id] = _prepare_scheme(scheme(scheme_id), manifest, folder,
+                                                            out, calibration, args.cached_only)
+    sts = {name: variant.sts_b(sts_dir) for name, variant in runs.items()}
+    results = {name: {} for name in runs}
+    for i, lang in enumerate(langs):
+        for name, variant in runs.items():
+            result = variant.language(lang, tatoeba)
+            if result is not None:
+                results[name][lang] = result
+        log.info("%s (%d/%d): %s", lang, i + 1, len(langs), "  ".join(
+            f"{name} {results[name][lang]['error']:.2f}" for name in runs if lang in results[name]))
+    fp32_quality = Quality({k: v["error"] for k, v in results["fp32"].items()}, sts["fp32"])
+    report = {"model": manifest.name, "langs": langs, "weights": _weights(args),
+              "fp32": {"quality": fp32_quality.__dict__, "sentences_per_s": runs["fp32"].rate()},
+              "schemes": {}}
+    for scheme_id in args.schemes:
+        report["schemes"][scheme_id] = _scheme_report(
+            scheme(scheme_id), runs[scheme_id], results, scheme_id, sts[scheme_id],
+            fp32_quality) | built[scheme_id]
     return report
 
 
-def _run_scheme(int8_scheme, manifest, folder, out, tatoeba, sts_dir, langs, fp32_results,
-                fp32_quality, calibration) -> dict:
+def _prepare_scheme(int8_scheme, manifest, folder, out, calibration, cached_only: bool):
+    """The scheme's int8 file (built once, then reused) and its `VariantRun`."""
     scheme_dir = out / int8_scheme.id
     scheme_dir.mkdir(parents=True, exist_ok=True)
     model_file = scheme_dir / INT8_FILE
     start = time.perf_counter()
-    if not model_file.is_file():
+    if not model_file.is_file() and not cached_only:
         build_int8(int8_scheme, manifest, folder, model_file, calibration)
-    built_s = time.perf_counter() - start
-    variant = VariantRun(manifest, folder, model_file, scheme_dir / "langs", False)
-    errors, cosines = {}, []
-    for lang in langs:
-        result = variant.language(lang, tatoeba)
-        errors[lang] = result["error"]
-        reference = fp32_results[lang]["vectors"]
-        if result["vectors"] is not None and reference is not None:
-            cosines += [(a * b).sum(1) for a, b in zip(reference, result["vectors"])]
-    quality = Quality(errors, variant.sts_b(sts_dir))
+    built = {"build_s": time.perf_counter() - start,
+             "file_mb": model_file.stat().st_size / 1e6 if model_file.is_file() else None}
+    return VariantRun(manifest, folder, model_file, scheme_dir / "langs", True, cached_only), built
+
+
+def _scheme_report(int8_scheme, variant, results, scheme_id, sts_b, fp32_quality) -> dict:
+    quality = Quality({k: v["error"] for k, v in results[scheme_id].items()}, sts_b)
     verdict = judge_int8(fp32_quality, quality)
+    cosines = [(a * b).sum(1) for lang, result in results[scheme_id].items()
+               if result["vectors"] is not None and results["fp32"][lang]["vectors"] is not None
+               for a, b in zip(results["fp32"][lang]["vectors"], result["vectors"])]
     cos = np.concatenate(cosines) if cosines else None
-    log.info("%s: %s (%s)", int8_scheme.id, verdict.verdict, verdict.reason)
+    log.info("%s: %s (%s)", scheme_id, verdict.verdict, verdict.reason)
     return {"label": int8_scheme.label, "verdict": verdict.verdict, "reason": verdict.reason,
             "record": evidence_record(fp32_quality, quality, verdict),
-            "sentences_per_s": variant.rate(), "build_s": built_s,
-            "file_mb": model_file.stat().st_size / 1e6,
+            "sentences_per_s": variant.rate(),
             "mean_cosine": None if cos is None else float(cos.mean()),
             "min_cosine": None if cos is None else float(cos.min())}
 
@@ -139,7 +159,10 @@ def write_evidence(report: dict, path: Path, command: str) -> None:
     """Merges each scheme's verdict into the evidence file, keyed by model, weights, scheme."""
     if report["weights"] is None:
         raise SystemExit("--evidence needs --weights (the source file whose SHA-256 keys it)")
-    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"models": {}}
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {
+        "about": "int8 gate verdicts of the bundled models (trainer/int8_evidence.py reads it; "
+                 "bench/bench_int8_gate.py writes it; docs/benchmarks.md, 'int8 gate').",
+        "models": {}}
     entries = data["models"].setdefault(report["model"], [])
     import onnxruntime
 
@@ -172,21 +195,47 @@ def _weights(args) -> dict | None:
 
 
 def table(report: dict) -> str:
-    """Markdown: one row per variant, then the languages each scheme hurts most."""
-    fp32 = report["fp32"]
-    rows = ["| variant | gate | Tatoeba mean error | worst language (points) | STS-B | "
-            "sentences/s | mean cos to fp32 |", "|---|---|---|---|---|---|---|",
-            f"| fp32 | - | {np.mean(list(fp32['quality']['tatoeba'].values())):.2f} | - | "
-            f"{fp32['quality']['sts_b']:.2f} | {_fmt(fp32['sentences_per_s'], '.0f')} | 1 |"]
+    """Markdown: fp32, then each scheme as its change against fp32 on the languages it has."""
+    fp32 = report["fp32"]["quality"]
+    rows = ["| variant | gate | languages | Tatoeba error, change of mean | worst languages "
+            "(points) | STS-B | mean cos to fp32 |", "|---|---|---|---|---|---|---|",
+            f"| fp32 | - | {len(fp32['tatoeba'])} | {np.mean(list(fp32['tatoeba'].values())):.2f}% "
+            f"| - | {_fmt(fp32['sts_b'], '.2f')} | 1 |"]
     for scheme_id, result in report["schemes"].items():
         tatoeba = result["record"]["tatoeba"]
         deltas = {k: tatoeba["int8"][k] - tatoeba["fp32"][k] for k in tatoeba["int8"]}
         worst = sorted(deltas, key=deltas.get, reverse=True)[:4]
-        rows.append(f"| {scheme_id} | {result['verdict']} | {tatoeba['int8_mean']:.2f} | "
+        rows.append(f"| {scheme_id} | {result['verdict']} | {len(deltas)} | "
+                    f"{np.mean(list(deltas.values())):+.2f} | "
                     + ", ".join(f"{k} {deltas[k]:+.2f}" for k in worst)
-                    + f" | {result['record']['sts_b']['int8']:.2f} | "
-                    f"{_fmt(result['sentences_per_s'], '.0f')} | {_fmt(result['mean_cosine'], '.4f')} |")
+                    + f" | {_fmt(result['record']['sts_b']['int8'], '.2f')} | "
+                    f"{_fmt(result['mean_cosine'], '.4f')} |")
     return "\n".join(rows)
+
+
+def speed(args, rounds: int = 3) -> dict:
+    """Median sentences/s of fp32 and each scheme on the same --speed sentences (round robin
+    over the screened languages, both sides), the variants taking turns in each round."""
+    from statistics import median
+
+    folder = Path(args.model)
+    manifest = read_manifest(folder)
+    tatoeba = DATA / "tatoeba" / "v1"
+    pools = [[s for pair in zip(*load_pair(tatoeba, lang)) for s in pair] for lang in SCREEN_LANGS]
+    texts = [pool[i] for i in range(max(map(len, pools))) for pool in pools if i < len(pool)]
+    texts = texts[:args.speed]
+    files = {"fp32": folder / manifest.variant_file("fp32")} | {
+        s: Path(args.out) / manifest.name / s / INT8_FILE for s in args.schemes}
+    encoders = {name: file_encoder(path, folder / manifest.tokenizer_file, manifest.dim,
+                                   prefixes=manifest.prefixes, max_length=manifest.max_length,
+                                   pad_id=manifest.pad_token_id) for name, path in files.items()}
+    rates = {name: [] for name in encoders}
+    for _ in range(rounds):
+        for name, encoder in encoders.items():
+            start = time.perf_counter()
+            encoder.encode(texts, kind="query")
+            rates[name].append(len(texts) / (time.perf_counter() - start))
+    return {name: {"median": median(r), "rounds": r} for name, r in rates.items()}
 
 
 def _fmt(value, spec: str) -> str:
@@ -201,11 +250,21 @@ def main() -> None:
                         help="'screen' (15 languages), 'all' (112) or ISO 639-3 codes")
     parser.add_argument("--weights", help="the weight source file, whose SHA-256 keys the evidence")
     parser.add_argument("--out", default=str(REPO / "bench" / "out" / "int8_gate"))
+    parser.add_argument("--speed", type=int, metavar="N",
+                        help="only measure sentences/s of fp32 and the schemes on N sentences")
+    parser.add_argument("--cached-only", action="store_true",
+                        help="encode nothing: judge each scheme on the languages cached so far")
     parser.add_argument("--evidence", type=Path,
                         help="merge the verdicts into this file (resources/models/int8_evidence.json)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
     log.setLevel(logging.INFO)  # the quantiser logs every tensor at INFO through the root
+    if args.speed:
+        rates = speed(args)
+        print(json.dumps(rates, indent=1))
+        for name, rate in rates.items():
+            print(f"{name}: {rate['median']:.0f} sentences/s ({rate['median'] / rates['fp32']['median']:.2f}x fp32)")
+        return
     report = run(args)
     out = Path(args.out) / report["model"] / f"report-{len(report['langs'])}.json"
     out.write_text(json.dumps(report, indent=1))
