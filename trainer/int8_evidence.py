@@ -73,8 +73,10 @@ def int8_decision(name: str, weights_sha256: str, evidence: dict | None = None) 
             "reason": f"no int8 gate evidence for these weights (sha256 {weights_sha256[:12]}…) "
                       f"in {EVIDENCE_FILE}"})
     reason = "; ".join(f"{e['scheme']}: {e.get('reason', e.get('gate'))}" for e in entries)
+    # refused when every scheme was; one that lacks full evidence leaves it incomplete
+    gate = "refused" if all(e.get("gate") == "refused" for e in entries) else "incomplete"
     return Int8Decision(None, _record(entries[0]) | {
-        "file": None, "reason": reason,
+        "file": None, "gate": gate, "reason": reason,
         "schemes_tried": [{"scheme": e["scheme"], "gate": e.get("gate"), "reason": e.get("reason")}
                           for e in entries]})
 

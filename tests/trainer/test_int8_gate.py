@@ -89,6 +89,11 @@ def test_decision_builds_only_a_scheme_that_passed_for_these_weights():
     none = int8_decision("m", "abc", _evidence(refused))
     assert none.scheme is None and none.record["file"] is None
     assert none.record["reason"] == "dynamic-pc: est +4.45 points"
+    assert none.record["gate"] == REFUSED
+    screened = {"scheme": "dynamic-pc-rr", "gate": INCOMPLETE, "reason": "15 languages"}
+    mixed = int8_decision("m", "abc", _evidence(refused, screened)).record
+    assert mixed["gate"] == INCOMPLETE and mixed["reason"].endswith("dynamic-pc-rr: 15 languages")
+    assert [t["scheme"] for t in mixed["schemes_tried"]] == ["dynamic-pc", "dynamic-pc-rr"]
     unknown = int8_decision("x", "abc", _evidence(passed)).record
     assert unknown["gate"] == "not run" and "no int8 gate evidence" in unknown["reason"]
 
