@@ -143,6 +143,7 @@ def test_int8_passed_by_shipped_evidence_is_built_and_preferred(tmp_path, monkey
 
 def test_int8_evidence_needs_the_exact_weights_and_a_faithful_rebuild(tmp_path, monkeypatch):
     import trainer.quantise
+    from trainer.int8_evidence import apply_int8_decision, int8_decision
 
     paths, weights = _evidence_home(tmp_path, monkeypatch, {})
     monkeypatch.setattr(trainer.quantise, "INT8_MIN_MEAN_COSINE", 1.01)  # rebuilt file differs
@@ -150,6 +151,11 @@ def test_int8_evidence_needs_the_exact_weights_and_a_faithful_rebuild(tmp_path, 
     info = get_manifest("tiny", paths).variants["int8"]
     assert info["file"] is None and "differs from the measured file" in info["reason"]
     assert not (paths.models / "tiny" / "model.int8.onnx").exists()
+    static = int8_decision("tiny", "x", {"models": {"tiny": [
+        {"scheme": "static-qdq-pc", "weights_sha256": "x", "gate": "passed", "reason": "ok"}]}})
+    manifest = apply_int8_decision(paths.models / "tiny", get_manifest("tiny", paths), static)
+    assert manifest.variants["int8"]["file"] is None
+    assert "needs its calibration sentences" in manifest.variants["int8"]["reason"]
     weights.write_bytes(b"other weights")
     defaults.add_int8_by_evidence("tiny", weights, paths)
     info = get_manifest("tiny", paths).variants["int8"]
