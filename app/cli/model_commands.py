@@ -62,8 +62,8 @@ def register(subparsers) -> None:
     embed.add_argument("--model", help="model name (default: the active model)")
     embed.add_argument("--kind", choices=("query", "passage"), default="passage")
     embed.add_argument("--variant", choices=("fp32", "fp16", "int8"),
-                       help="default: int8 on CPU when produced (its vectors vary slightly with "
-                            "batch make-up), fp16 on GPU; fp32 gives reproducible vectors")
+                       help="default: fp16 on GPU; on CPU int8 when its quality gate passed "
+                            "(see 'models info'), else fp32 (reproducible vectors)")
     embed.set_defaults(run=run_embed, uses_model=_chosen_model)
 
     evaluate = subparsers.add_parser("eval", help="evaluate a model on benchmark data")
@@ -109,18 +109,34 @@ def run_models_list(args) -> int:
 
 
 def run_models_info(args) -> int:
-    from engine.models import active_model_name, get_manifest
+    from engine.models import active_model_name, get_manifest, int8_not_default_reason
 
     manifest = get_manifest(args.name)
-    data = _manifest_dict(manifest) | {"active": active_model_name() == manifest.name}
+    int8_reason = int8_not_default_reason(manifest)
+    data = _manifest_dict(manifest) | {"active": active_model_name() == manifest.name,
+                                       "int8_not_default": int8_reason}
     if args.json:
         _print(data, True, "")
         return 0
     for key in ("name", "active", "family", "dim", "pooling", "max_length", "prefixes",
-                "source", "licence", "notes", "export_parity", "variants"):
+                "source", "licence", "notes", "export_parity"):
         print(f"{key:>14}: {json.dumps(data[key], ensure_ascii=False)}")
+    print(f"{'variants':>14}: {_variants_line(manifest)}")
     print(f"{'languages':>14}: {' '.join(manifest.languages)}")
+    if int8_reason is not None:
+        print(f"int8 not used by default: {int8_reason}")
     return 0
+
+
+def _variants_line(manifest) -> str:
+    """"fp32 model.onnx, int8 model.int8.onnx (gate passed)": the per-language evidence
+    stays in --json."""
+    parts = []
+    for name, info in sorted(manifest.variants.items()):
+        info = info or {}
+        gate = f" (gate {info['gate']})" if info.get("gate") else ""
+        parts.append(f"{name} {info.get('file') or 'not made'}{gate}")
+    return ", ".join(parts)
 
 
 def run_models_use(args) -> int:

@@ -29,9 +29,13 @@ def run_json(capsys, argv) -> object:
 
 
 def test_models_list_info_and_use(home_with_tiny, capsys):
+    from engine.models import get_manifest
+
+    made = sorted(v for v in ("fp16", "fp32", "int8") if get_manifest("tiny").variant_file(v))
+    assert {"fp16", "fp32"} <= set(made)  # int8 only when it passed its cosine check
     rows = run_json(capsys, ["models", "list"])
     assert rows == [{"name": "tiny", "active": True, "dim": 32, "family": "transformer",
-                     "variants": ["fp16", "fp32", "int8"], "languages": 0, "licence": "MIT"}]
+                     "variants": made, "languages": 0, "licence": "MIT"}]
     info = run_json(capsys, ["models", "info", "tiny"])
     assert info["active"] and info["export_parity"]["min_cosine"] >= 0.9999
     assert info["prefixes"] == {"query": "query: ", "passage": "passage: "}
@@ -155,3 +159,20 @@ def test_models_use_reencodes_an_existing_library(home_with_tiny, tmp_path, caps
         assert hits and hits[0].path.endswith("a.txt")
     finally:
         library.close()
+
+
+def test_models_info_says_why_int8_is_not_the_default(home_with_tiny, capsys):
+    from dataclasses import replace
+
+    from engine.models import get_manifest, model_dir, write_manifest
+
+    reason = "est +4.45 points Tatoeba error (gate: <= 2 per language)"
+    manifest = get_manifest("tiny")
+    refused = {"file": None, "gate": "refused", "reason": reason, "scheme": "dynamic-pc"}
+    write_manifest(model_dir("tiny"), replace(manifest, variants=manifest.variants | {"int8": refused}))
+    capsys.readouterr()
+    assert main(["models", "info", "tiny"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert f"int8 not used by default: {reason}" in lines
+    assert any("int8 not made (gate refused)" in line for line in lines)
+    assert run_json(capsys, ["models", "info", "tiny"])["int8_not_default"] == reason

@@ -151,6 +151,55 @@ def test_damaged_manifest_names_the_file(registry):
 
 
 def test_variant_choice_and_missing_variant(registry):
-    assert load_encoder("tiny", paths=registry, device="cpu").variant == "int8"
+    # the tiny model's int8 has no gate evidence (or was refused): CPU serves fp32
+    assert load_encoder("tiny", paths=registry, device="cpu").variant == "fp32"
     with pytest.raises(InputError):
         load_encoder("tiny", paths=registry, variant="int4")
+
+
+def _int8_manifest(int8: dict, **others) -> "ModelManifest":
+    from engine.models import ModelManifest
+
+    variants = {"fp32": {"file": "model.onnx"}, "int8": int8} | others
+    return ModelManifest("m", "transformer", 4, "mean", 8, variants=variants)
+
+
+def _gated(gate: str, languages: int = 112, sts_b: float | None = 83.9, reason: str = "ok") -> dict:
+    return {"file": "model.int8.onnx", "gate": gate, "reason": reason,
+            "tatoeba": {"languages": languages}, "sts_b": {"fp32": 84.0, "int8": sts_b}}
+
+
+def test_cpu_prefers_int8_only_when_its_gate_passed_with_full_evidence():
+    from engine.models import choose_variant
+
+    assert choose_variant(_int8_manifest(_gated("passed")), "cpu", None) == "int8"
+    fp16 = {"fp16": {"file": "model.fp16.onnx"}}
+    assert choose_variant(_int8_manifest(_gated("passed"), **fp16), "cuda", None) == "fp16"
+    for int8 in (_gated("refused", reason="est +4.45 points"), _gated("incomplete"),
+                 _gated("not run"), _gated("passed", languages=15),
+                 _gated("passed", sts_b=None), {"file": "model.int8.onnx"},
+                 {"file": None, "reason": "mean cosine 0.98"}):
+        assert choose_variant(_int8_manifest(int8), "cpu", None) == "fp32", int8
+
+
+def test_asking_for_int8_works_whenever_its_file_exists():
+    from engine.models import choose_variant
+
+    refused = _int8_manifest(_gated("refused", reason="est +4.45 points"))
+    assert choose_variant(refused, "cpu", "int8") == "int8"
+    absent = _int8_manifest({"file": None, "gate": "refused", "reason": "est +4.45 points"})
+    with pytest.raises(ModelError, match="no int8 variant: est \\+4.45 points"):
+        choose_variant(absent, "cpu", "int8")
+
+
+def test_int8_not_default_reason_says_why():
+    from engine.models import int8_not_default_reason
+
+    assert int8_not_default_reason(_int8_manifest(_gated("passed"))) is None
+    refused = _gated("refused", reason="est +4.45 points Tatoeba error (gate: <= 2 per language)")
+    assert int8_not_default_reason(_int8_manifest(refused)) == refused["reason"]
+    assert "has not run" in int8_not_default_reason(_int8_manifest({"file": "model.int8.onnx"}))
+    assert "15 Tatoeba languages" in int8_not_default_reason(
+        _int8_manifest(_gated("passed", languages=15)))
+    assert "no STS-B" in int8_not_default_reason(_int8_manifest(_gated("passed", sts_b=None)))
+    assert int8_not_default_reason(_int8_manifest({})) == "no int8 variant was made"

@@ -87,3 +87,78 @@ def test_default_model_matches_translations_across_languages(default_models):
               "我想要一杯咖啡。"]
     sims = encoder.encode(others, kind="query") @ encoder.encode(english, kind="query").T
     assert np.array_equal(sims.argmax(axis=1), np.arange(3))
+
+
+def _evidence_home(tmp_path, monkeypatch, gate_changes: dict) -> tuple[DataPaths, "Path"]:
+    """A registry with the tiny model, a weights file and an evidence file naming it."""
+    import json
+
+    from engine.models import sha256_file
+    from tiny_models import register_tiny_model
+    from trainer.int8_gate import Quality, evidence_record, judge_int8
+
+    paths = DataPaths(tmp_path / "home")
+    register_tiny_model(paths, "tiny")
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"the weight source")
+    langs = {f"l{i:03d}": 10.0 for i in range(112)}
+    fp32, int8 = Quality(langs, 80.0), Quality(langs | gate_changes, 80.0)
+    record = evidence_record(fp32, int8, judge_int8(fp32, int8))
+    entry = {"scheme": "dynamic-pc", "weights_sha256": sha256_file(weights), **record}
+    resources = tmp_path / "resources"
+    (resources / "models").mkdir(parents=True)
+    (resources / "models" / "int8_evidence.json").write_text(json.dumps({"models": {"tiny": [entry]}}))
+    monkeypatch.setenv("BABELFIND_RESOURCES", str(resources))
+    return paths, weights
+
+
+def test_int8_refused_by_shipped_evidence_is_not_built_and_says_why(tmp_path, monkeypatch):
+    from engine.errors import ModelError
+
+    paths, weights = _evidence_home(tmp_path, monkeypatch, {"l007": 14.45})
+    defaults.add_int8_by_evidence("tiny", weights, paths)
+    info = get_manifest("tiny", paths).variants["int8"]
+    assert info["file"] is None and info["gate"] == "refused"
+    assert info["reason"] == "dynamic-pc: l007 +4.45 points Tatoeba error (gate: <= 2 per language)"
+    assert info["tatoeba"]["int8"]["l007"] == 14.45  # the evidence travels with the model
+    assert not (paths.models / "tiny" / "model.int8.onnx").exists()
+    assert load_encoder("tiny", paths=paths, device="cpu").variant == "fp32"
+    with pytest.raises(ModelError, match="no int8 variant: dynamic-pc: l007"):
+        load_encoder("tiny", paths=paths, variant="int8")
+
+
+def test_int8_passed_by_shipped_evidence_is_built_and_preferred(tmp_path, monkeypatch):
+    import trainer.quantise
+
+    paths, weights = _evidence_home(tmp_path, monkeypatch, {"l007": 11.0})
+    # the tiny random model's int8 is far from fp32; its cosine check is not under test here
+    monkeypatch.setattr(trainer.quantise, "INT8_MIN_MEAN_COSINE", 0.5)
+    monkeypatch.setattr(trainer.quantise, "INT8_MIN_WORST_COSINE", 0.5)
+    defaults.add_int8_by_evidence("tiny", weights, paths)
+    manifest = get_manifest("tiny", paths)
+    info = manifest.variants["int8"]
+    assert info["gate"] == "passed" and info["scheme"] == "dynamic-pc"
+    assert info["file"] == "model.int8.onnx" and "model.int8.onnx" in manifest.files
+    assert load_encoder("tiny", paths=paths, device="cpu").variant == "int8"
+    assert not any(paths.models.glob(".export-int8-*"))
+
+
+def test_int8_evidence_needs_the_exact_weights_and_a_faithful_rebuild(tmp_path, monkeypatch):
+    import trainer.quantise
+    from trainer.int8_evidence import apply_int8_decision, int8_decision
+
+    paths, weights = _evidence_home(tmp_path, monkeypatch, {})
+    monkeypatch.setattr(trainer.quantise, "INT8_MIN_MEAN_COSINE", 1.01)  # rebuilt file differs
+    defaults.add_int8_by_evidence("tiny", weights, paths)
+    info = get_manifest("tiny", paths).variants["int8"]
+    assert info["file"] is None and "differs from the measured file" in info["reason"]
+    assert not (paths.models / "tiny" / "model.int8.onnx").exists()
+    static = int8_decision("tiny", "x", {"models": {"tiny": [
+        {"scheme": "static-qdq-pc", "weights_sha256": "x", "gate": "passed", "reason": "ok"}]}})
+    manifest = apply_int8_decision(paths.models / "tiny", get_manifest("tiny", paths), static)
+    assert manifest.variants["int8"]["file"] is None
+    assert "needs its calibration sentences" in manifest.variants["int8"]["reason"]
+    weights.write_bytes(b"other weights")
+    defaults.add_int8_by_evidence("tiny", weights, paths)
+    info = get_manifest("tiny", paths).variants["int8"]
+    assert info["gate"] == "not run" and "no int8 gate evidence for these weights" in info["reason"]

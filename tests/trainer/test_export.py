@@ -70,13 +70,18 @@ def test_export_below_parity_fails_loudly_and_registers_nothing(paths, monkeypat
     assert not any(paths.models.glob(".export-*"))
 
 
-def test_int8_variant_produced_or_refused_with_reason(tiny_registry):
+def test_int8_without_benchmark_data_is_never_the_default(tiny_registry):
+    """Built when the cosine check passes (the tiny model's usually does not), but its gate
+    has not run, so CPU serves fp32 and the manifest says why."""
     manifest = get_manifest("tiny", tiny_registry)
     info = manifest.variants["int8"]
     if info["file"]:
         assert info["mean_cosine"] >= 0.995 and info["file"] in manifest.files
+        assert info["gate"] == "not run"
     else:
-        assert info["reason"] and "model.int8.onnx" not in manifest.files
+        assert "mean cosine" in info["reason"] or "worst cosine" in info["reason"]
+        assert "model.int8.onnx" not in manifest.files
+    assert load_encoder("tiny", paths=tiny_registry, device="cpu").variant == "fp32"
 
 
 def test_int8_refused_with_reason_when_quality_bound_fails(paths, monkeypatch):
@@ -141,28 +146,62 @@ def test_real_minilm_onnx_equals_sentence_transformers(paths):
     assert (ours * np.asarray(reference)).sum(1).min() >= 0.9999
 
 
-def _fake_tatoeba(folder):
-    folder.mkdir(parents=True)
+def _fake_gate_data(folder):
+    """Tatoeba pairs for two languages and a small STS-B test split, in the shared layout."""
+    from trainer.int8_gate import GateData
+
+    tatoeba = folder / "tatoeba" / "v1"
+    tatoeba.mkdir(parents=True)
     pairs = {"deu": [("der hund", "the dog"), ("die katze", "the cat"), ("das haus", "a house")],
              "fra": [("le chat", "the cat"), ("la maison", "the house")]}
     for lang, rows in pairs.items():
-        (folder / f"tatoeba.{lang}-eng.{lang}").write_text("\n".join(r[0] for r in rows) + "\n")
-        (folder / f"tatoeba.{lang}-eng.eng").write_text("\n".join(r[1] for r in rows) + "\n")
-    return folder
+        (tatoeba / f"tatoeba.{lang}-eng.{lang}").write_text("\n".join(r[0] for r in rows) + "\n")
+        (tatoeba / f"tatoeba.{lang}-eng.eng").write_text("\n".join(r[1] for r in rows) + "\n")
+    stsb = folder / "sts" / "original" / "STSBenchmark"
+    stsb.mkdir(parents=True)
+    rows = [("the cat sat", "the cat sat on the mat", 4.5), ("a red house", "a blue tree", 0.5),
+            ("the dog runs fast", "the dog runs", 4.0), ("hello world", "green tree", 0.2),
+            ("der hund", "the dog", 3.5), ("la maison", "the house", 3.8)]
+    stsb.joinpath("sts-test.csv").write_text(
+        "".join(f"g\tf\ty\t{i}\t{score}\t{a}\t{b}\n" for i, (a, b, score) in enumerate(rows)))
+    assert GateData.beside(tatoeba).sts_dir == folder / "sts" / "original"
+    return GateData(tatoeba, folder / "sts" / "original", min_languages=2)
 
 
-def test_int8_tatoeba_check_recorded_and_can_refuse(paths, tmp_path, monkeypatch):
-    import trainer.quantise
+def test_int8_gate_runs_end_to_end_and_records_its_verdict(paths, tmp_path, monkeypatch):
+    import engine.models
+    import trainer.int8_gate as gate
 
-    tatoeba = _fake_tatoeba(tmp_path / "tatoeba")
-    manifest = register_tiny_model(paths, "ok", variants=("int8",), tatoeba_dir=tatoeba)
-    check = manifest.variants["int8"]["tatoeba"]
-    assert check["langs"] == ["deu", "fra"] and check["sentences"] == 10
-    assert check["delta"] == pytest.approx(check["int8"] - check["fp32"])
-    monkeypatch.setattr(trainer.quantise, "INT8_MAX_TATOEBA_DELTA", -1.0)  # nothing passes
-    refused = register_tiny_model(paths, "refused", variants=("int8",), tatoeba_dir=tatoeba)
-    assert refused.variants["int8"]["file"] is None
-    assert "Tatoeba error" in refused.variants["int8"]["reason"]
+    data = _fake_gate_data(tmp_path / "data")
+    info = register_tiny_model(paths, "gated", variants=("int8",), tatoeba_dir=data).variants["int8"]
+    record = info if info["file"] else info["attempts"][-1]
+    assert record["tatoeba"]["languages"] == 2 and record["sts_b"]["fp32"] is not None
+    assert record["tatoeba"]["mean_cosine"] <= 1.0
+    again = gate.judge_int8(gate.quality_of_record(record, "fp32"),
+                            gate.quality_of_record(record, "int8"), min_languages=2)
+    assert (again.verdict, again.reason) == (record["gate"], record["reason"])
+    assert (info["file"] is not None) == (record["gate"] == "passed")
+
+    monkeypatch.setattr(gate, "MAX_LANGUAGE_DELTA", -1.0)  # nothing passes
+    refused = register_tiny_model(paths, "refused", variants=("int8",), tatoeba_dir=data)
+    info = refused.variants["int8"]
+    assert info["file"] is None and info["gate"] == "refused"
+    assert "points Tatoeba error (gate: <= -1 per language)" in info["reason"]
+    assert "except FFN output" in info["reason"] and len(info["attempts"]) == 2
+    assert "model.int8.onnx" not in refused.files
+    with pytest.raises(ModelError, match="no int8 variant: .*Tatoeba error"):
+        load_encoder("refused", paths=paths, variant="int8")
+
+    for name in ("MAX_LANGUAGE_DELTA", "MAX_MEAN_DELTA", "MAX_STS_DROP"):
+        monkeypatch.setattr(gate, name, 1000.0)  # everything passes
+    passed = register_tiny_model(paths, "passed", variants=("int8",), tatoeba_dir=data)
+    info = passed.variants["int8"]
+    assert info["gate"] == "passed" and info["scheme"] == "dynamic-pc"
+    assert info["file"] in passed.files
+    # two languages are not the full evidence CPU serving asks for
+    assert load_encoder("passed", paths=paths, device="cpu").variant == "fp32"
+    monkeypatch.setattr(engine.models, "INT8_GATE_LANGUAGES", 2)
+    assert load_encoder("passed", paths=paths, device="cpu").variant == "int8"
 
 
 def test_int8_refused_when_the_worst_sentence_drifts(paths, monkeypatch):
