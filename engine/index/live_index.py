@@ -3,6 +3,10 @@
 On open it loads the saved file if that file reflects the database's current version
 of the generation; otherwise (the app was killed, the file is damaged) it rebuilds the
 index from the stored vectors, without re-encoding anything.
+
+It also carries the keyword index (engine.index.keyword_index), so that every change the
+indexer mirrors into FAISS reaches the keyword index through the same `apply`, and every
+save stamps both with the same database version.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.index.keyword_index import KeywordIndex
 from engine.store import GenerationInfo, Store
 from engine.index.vectors import VectorIndex, VectorIndexConfig
 
@@ -24,8 +29,9 @@ class LiveIndex:
     """A generation's vectors in FAISS; `apply` after each database commit."""
 
     def __init__(self, store: Store, generation: GenerationInfo, folder: Path, index: VectorIndex,
-                 config: VectorIndexConfig):
+                 config: VectorIndexConfig, keywords: KeywordIndex | None = None):
         self.store = store
+        self.keywords = keywords
         self.generation = generation
         self.folder = folder
         self.index = index
@@ -35,15 +41,16 @@ class LiveIndex:
 
     @classmethod
     def open(cls, store: Store, generation: GenerationInfo, folder: Path,
-             config: VectorIndexConfig | None = None) -> LiveIndex:
+             config: VectorIndexConfig | None = None, keywords: KeywordIndex | None = None) -> LiveIndex:
+        """Loads or rebuilds the vectors; `keywords` (opened for this generation) rides along."""
         config = config or VectorIndexConfig()
         folder.mkdir(parents=True, exist_ok=True)
         path = cls.file_for(folder, generation.id)
         index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim)
-        live = cls(store, generation, folder, index, config) if index is not None else None
+        live = cls(store, generation, folder, index, config, keywords) if index is not None else None
         if live is None:
             log.info("rebuilding the vector index of generation %d from stored vectors", generation.id)
-            live = cls(store, generation, folder, cls._rebuild(store, generation, config), config)
+            live = cls(store, generation, folder, cls._rebuild(store, generation, config), config, keywords)
             live.save()
         return live
 
@@ -66,6 +73,8 @@ class LiveIndex:
             self.index.remove(np.asarray(removed, dtype=np.int64))
         if len(added):
             self.index.add(np.asarray(added, dtype=np.int64), vectors)
+        if self.keywords is not None:
+            self.keywords.apply(removed, added)
         self._dirty = self._dirty or bool(len(removed) or len(added))
 
     def save(self) -> None:
@@ -75,6 +84,8 @@ class LiveIndex:
             return
         self.generation = current
         self.index.save(self.file_for(self.folder, current.id), generation=current.version)
+        if self.keywords is not None:
+            self.keywords.stamp(current)
         self._dirty = False
         self._last_save = time.monotonic()
 
