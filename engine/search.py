@@ -54,9 +54,10 @@ class SearchConfig:
     min_meaning_z: float = 1.5
     meaning_gap: float = 1.0
     meaning_ratio: float = 0.6
-    # A passage matches by keywords when its BM25 share reaches this: one common word
-    # of a long question does not count, a rare word or identifier does.
-    min_keyword_share: float = 0.2
+    # A passage matches by keywords when its BM25 share reaches this. One occurrence of
+    # a word earns about 0.45 of that word's share of the bound, so 0.1 is one of four
+    # equally rare query words; common words (idf near 0) add nearly nothing.
+    min_keyword_share: float = 0.1
     # Weight of the BM25 share against z (standard deviations): a full keyword match is
     # worth this many standard deviations of cosine; docs/search.md measures 2-8.
     keyword_weight: float = 4.0
@@ -154,8 +155,14 @@ def _dense_above_floor(live: LiveIndex, query_vector: np.ndarray, allowed: np.nd
 
 
 def meaning_floor(best_z: float, config: SearchConfig) -> float:
-    """The z a passage needs to match by meaning, given the best passage's z."""
-    return max(config.min_meaning_z, min(best_z - config.meaning_gap, config.meaning_ratio * best_z))
+    """The z a passage needs to match by meaning, given the best passage's z.
+
+    The best passage itself always passes: in a tiny collection, or behind a narrow
+    filter, no z can be large (n passages allow at most sqrt(n - 1)), and the best of
+    what the user narrowed down to is what they expect; a nonsense query returns that one.
+    """
+    floor = max(config.min_meaning_z, min(best_z - config.meaning_gap, config.meaning_ratio * best_z))
+    return min(best_z, floor)
 
 
 def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.ndarray | None,
