@@ -143,11 +143,12 @@ def _languages(raw: list[str]) -> frozenset[str]:
 def _file_types(raw: list[str]) -> frozenset[str]:
     from engine.extract import SUPPORTED_EXTENSIONS
 
+    known = {e.lstrip(".") for e in SUPPORTED_EXTENSIONS}
     types = [t.lstrip(".") for t in _values(raw)]
     for ext in types:
-        if ext not in SUPPORTED_EXTENSIONS:
+        if ext not in known:
             raise UnknownFileTypeError(
-                f"unknown file type 'type:{ext}' (indexed types: {', '.join(sorted(SUPPORTED_EXTENSIONS))})", ext)
+                f"unknown file type 'type:{ext}' (indexed types: {', '.join(sorted(known))})", ext)
     return frozenset(types)
 
 

@@ -9,9 +9,10 @@ with the query, so a German query still finds a Japanese document. Keyword retri
 (BM25, engine.index.keyword_index) finds exact words and identifiers. Both score the union
 of their candidates, and the scores are combined (docs/search.md explains and measures it):
 
-  fused = z + KEYWORD_WEIGHT * k        z: the passage's cosine in standard deviations
-                                           above this query's mean cosine over the corpus
-                                        k: BM25 / the query's best possible BM25, in 0..1
+  fused = z / z_best + keyword_weight * k
+      z: the passage's cosine in standard deviations above this query's mean cosine over
+         the corpus (z_best: the best candidate's); k: BM25 / the query's best possible
+         BM25, in 0..1
 
 Filters, phrases and exclusions restrict the passage ids before either retrieval; the
 relevance floor then keeps passages whose z or k says they really match, so `total`
@@ -58,9 +59,10 @@ class SearchConfig:
     # a word earns about 0.45 of that word's share of the bound, so 0.1 is one of four
     # equally rare query words; common words (idf near 0) add nearly nothing.
     min_keyword_share: float = 0.1
-    # Weight of the BM25 share against z (standard deviations): a full keyword match is
-    # worth this many standard deviations of cosine; docs/search.md measures 2-8.
-    keyword_weight: float = 4.0
+    # Weight of the BM25 share against z / z_best (1 for the best dense passage): an
+    # identifier found whole (share ~0.4) outweighs the dense spread of near-identical
+    # documents; docs/search.md gives the measurements.
+    keyword_weight: float = 3.0
     # Dense candidates fetched at first; doubled while the last is still above the floor.
     dense_fetch: int = 256
     keyword_fetch: int = 1000

@@ -76,7 +76,13 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None
         by_words = np.zeros(n, bool)
         scores = np.nan_to_num(cosine, nan=-1.0).astype(np.float32)
     else:
-        scores = np.where(np.isfinite(z), z, 0.0).astype(np.float32) + config.keyword_weight * keyword
+        # Cosine as a share of the best candidate's lead over the mean: 1 for the best,
+        # ~0 for an average passage. z itself would not do: among near-identical
+        # documents a few hundredths of cosine are several deviations and would outvote
+        # an exact identifier (bench/bench_keyword.py measures both).
+        best = float(z.max(initial=-np.inf))
+        dense = np.where(np.isfinite(z), z, 0.0) / best if np.isfinite(best) and best > 0 else np.zeros(n)
+        scores = dense.astype(np.float32) + config.keyword_weight * keyword
     matched = np.full(n, "", dtype=object)
     matched[by_meaning] = "meaning"
     matched[by_words] = "keywords"

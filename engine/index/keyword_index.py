@@ -95,11 +95,13 @@ class KeywordIndex:
         path = folder / FILE_NAME
         try:
             index = cls(store, path, _connect(path))
+            index.sync(generation)
         except sqlite3.DatabaseError as e:  # not a database, or damaged beyond SQLite's repair
             log.warning("keyword index %s is unreadable (%s); rebuilding it", path, e)
-            path.unlink(missing_ok=True)
+            for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                stale.unlink(missing_ok=True)
             index = cls(store, path, _connect(path))
-        index.sync(generation)
+            index.sync(generation)
         return index
 
     def close(self) -> None:
@@ -158,6 +160,12 @@ class KeywordIndex:
 
     # -- queries --------------------------------------------------------------------
 
+    def ids(self) -> np.ndarray:
+        """Every passage id held, sorted, int64 [n]."""
+        with self._lock:
+            rows = self._db.execute("SELECT rowid FROM passages ORDER BY rowid")
+            return np.fromiter((r[0] for r in rows), np.int64)
+
     def __len__(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM passages").fetchone()[0])
@@ -211,6 +219,9 @@ def _connect(path: Path) -> sqlite3.Connection:
         db.execute("PRAGMA synchronous=NORMAL")
         db.isolation_level = ""  # `with db:` commits or rolls back a transaction
         _create(db)
+        # Touch the full-text structures: a damaged file fails here, not in a later search.
+        db.execute("SELECT rowid FROM passages WHERE passages MATCH '\"probe\"' LIMIT 1").fetchall()
+        db.execute("SELECT key, value FROM meta").fetchall()
     except sqlite3.OperationalError as e:
         if "fts5" in str(e).lower():
             raise StoreError("this Python's SQLite has no FTS5 full-text search") from e
