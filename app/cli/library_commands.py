@@ -17,8 +17,14 @@ def register(subparsers) -> None:
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
     index.set_defaults(run=run_index)
 
-    search = subparsers.add_parser("search", help="search indexed documents by meaning")
-    search.add_argument("query")
+    from engine.query import QUERY_HELP
+    from engine.search import MODES
+
+    search = subparsers.add_parser("search", help="search indexed documents by meaning and by keywords",
+                                   epilog=QUERY_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    search.add_argument("query", help='what to look for, in the query syntax below (quote it in the shell)')
+    search.add_argument("--mode", choices=MODES, default="fused",
+                        help="fused: meaning and keywords (default); dense: meaning only; keyword: words only")
     search.add_argument("-k", type=int, default=10, help="number of documents (default 10)")
     search.add_argument("--lang", action="append", help="only passages in this language (ISO 639-1); repeatable")
     search.add_argument("--path", help="only documents under this folder")
@@ -126,21 +132,46 @@ def _index_with(args, start) -> int:
 def run_search(args) -> int:
     library = open_library(args)
     try:
-        hits = library.search(args.query, k=args.k, languages=args.lang,
-                              path_prefix=str(Path(args.path).expanduser().absolute()) if args.path else None,
-                              file_types=args.file_types)
+        results = library.search_results(
+            args.query, k=args.k, languages=args.lang,
+            path_prefix=str(Path(args.path).expanduser().absolute()) if args.path else None,
+            file_types=args.file_types, mode=getattr(args, "mode", "fused"))
     finally:
         library.close()
+    hits = results.hits
     if args.json:
         print(json.dumps([_hit_json(h) for h in hits], indent=2, ensure_ascii=False))
         return 0
     if not hits:
         print("no results")
+        return 0
+    terms = highlight_terms(args.query)
     for rank, hit in enumerate(hits, 1):
         page = f", page {hit.best.page}" if hit.best.page else ""
-        print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  {hit.path}{page}")
-        print(f"      {hit.best.snippet}")
+        print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  {hit.path}{page}")
+        print(f"      {_marked(hit.best.snippet, terms)}")
+    print(f"{results.total} matching documents" + (f", {len(hits)} shown" if results.total > len(hits) else ""))
     return 0
+
+
+_MATCHED = {"keywords": "keywords", "meaning": "meaning", "both": "keywords+meaning"}
+
+
+def _marked(snippet: str, terms) -> str:
+    """The snippet with matched words in [brackets] (plain text: pipes and files stay clean)."""
+    from engine.highlight import match_spans
+
+    out, at = [], 0
+    for start, end in match_spans(snippet, terms):
+        out += [snippet[at:start], "[", snippet[start:end], "]"]
+        at = end
+    return "".join(out + [snippet[at:]])
+
+
+def highlight_terms(query: str):
+    from engine.highlight import query_terms
+
+    return query_terms(query)
 
 
 def _hit_json(hit) -> dict:
@@ -154,9 +185,12 @@ def _hit_json(hit) -> dict:
         "start": best.start,
         "end": best.end,
         "page": best.page,
+        "matched_by": hit.matched_by,
         "passages": [
             {"score": round(p.score, 6), "start": p.start, "end": p.end, "page": p.page,
-             "language": p.language, "snippet": p.snippet}
+             "language": p.language, "snippet": p.snippet, "matched_by": p.matched_by,
+             "cosine": None if p.cosine is None else round(p.cosine, 6),
+             "keyword_score": round(p.keyword_score, 6)}
             for p in hit.passages
         ],
     }

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,7 +35,7 @@ from engine.events import IndexFinished
 
 log = logging.getLogger(__name__)
 
-RESULT_LIMIT = 50  # documents per search; the language facet counts over these
+RESULT_LIMIT = 50  # documents shown per search; counts and the language facet cover every match
 ROOTS_REFRESH_MS = 1000  # sidebar counts refresh at most this often while indexing
 
 
@@ -154,27 +153,40 @@ class QtMainWindow(QMainWindow):
         bar = self.search_bar
         query = bar.query()
         started = time.perf_counter()
-        hits = []
+        hits, total, counts = [], 0, {}
         if query:
             try:
-                hits = self.library.search(query, RESULT_LIMIT, path_prefix=bar.path_prefix(), file_types=bar.file_types())
+                hits, total, counts = self._search(query)
             except BabelfindError as e:
                 self._report(e)
         # the same query again (a refresh after indexing, a filter change) keeps the
         # document being read; a new query starts at its best hit
         keep = self.results.current_hit() if query == self.results_model.query() else None
+        self.preview.query = query
         self.results_model.set_hits(hits, query)
         if keep is not None:
             self.results.select_path(keep.path)
-        bar.set_language_counts(Counter(h.language or "" for h in hits))
+        bar.set_language_counts(counts)
         elapsed_ms = (time.perf_counter() - started) * 1000
-        bar.set_result_count(self.language_filter.rowCount(), len(hits), elapsed_ms if query else None)
+        bar.set_result_count(len(hits), total, elapsed_ms if query else None)
         self._show_results_area(bool(query))
         self.searched.emit(elapsed_ms)
 
-    def _on_language(self, language: str) -> None:
-        self.language_filter.set_language(language)
-        self.search_bar.set_result_count(self.language_filter.rowCount(), self.results_model.rowCount())
+    def _search(self, query: str):
+        """(hits, documents matching, per-language counts over every match): the facet's
+        language filters inside the engine's retrieval, its counts come from all matches."""
+        bar = self.search_bar
+        results = self.library.search_results(query, RESULT_LIMIT, path_prefix=bar.path_prefix(),
+                                              file_types=bar.file_types())
+        language = bar.selected_language()
+        if not language:
+            return list(results.hits), results.total, results.languages
+        narrowed = self.library.search_results(query, RESULT_LIMIT, languages=[language],
+                                               path_prefix=bar.path_prefix(), file_types=bar.file_types())
+        return list(narrowed.hits), narrowed.total, results.languages
+
+    def _on_language(self, _language: str) -> None:
+        self.run_search()  # the language filters inside retrieval, not over the shown 50
 
     def _open_hit(self, hit) -> None:
         if hit is not None:
