@@ -18,6 +18,14 @@ from engine.index.keyword_tokens import Token, tokenize
 from engine.query import parse_query
 
 
+# Short English function words a query often holds; marking them in a snippet is noise
+# (BM25 already gives them almost no weight in the ranking).
+_FUNCTION_WORDS = frozenset(
+    "a an the and or are is was were be for how why what who when where with from into that this "
+    "has have not but you its can does did do our their there than then them they of to in on at by".split()
+)
+
+
 @dataclass(frozen=True)
 class HighlightTerms:
     words: frozenset[str]  # folded terms of the plain words
@@ -35,6 +43,8 @@ def query_terms(query: str) -> HighlightTerms:
     except QuerySyntaxError:
         words, phrases = tuple(query.replace('"', " ").split()), ()
     terms = frozenset(t.term for w in words for t in tokenize(w))
+    if terms - _FUNCTION_WORDS:  # "why are the bees" marks "bees", not every "the"
+        terms -= _FUNCTION_WORDS
     return HighlightTerms(terms, tuple(s for s in (tuple(t.term for t in tokenize(p)) for p in phrases) if s))
 
 

@@ -30,7 +30,7 @@ from app.gui.qt_search_bar import QtSearchBar
 from app.gui.qt_tools import install_tools, shutdown_tools
 from app.gui.qt_theme import app_icon, is_palette_change, refresh_icons
 from app.gui.qt_watch import QtFolderWatch
-from engine.errors import BabelfindError, NotIndexedError
+from engine.errors import BabelfindError, NotIndexedError, QuerySyntaxError
 from engine.events import IndexFinished
 
 log = logging.getLogger(__name__)
@@ -153,10 +153,12 @@ class QtMainWindow(QMainWindow):
         bar = self.search_bar
         query = bar.query()
         started = time.perf_counter()
-        hits, total, counts = [], 0, {}
+        hits, total, counts, syntax_error = [], 0, {}, None
         if query:
             try:
                 hits, total, counts = self._search(query)
+            except QuerySyntaxError as e:  # often half typed ("lang:d", an open quote): a hint, not an alarm
+                syntax_error = e
             except BabelfindError as e:
                 self._report(e)
         # the same query again (a refresh after indexing, a filter change) keeps the
@@ -169,6 +171,8 @@ class QtMainWindow(QMainWindow):
         bar.set_language_counts(counts)
         elapsed_ms = (time.perf_counter() - started) * 1000
         bar.set_result_count(len(hits), total, elapsed_ms if query else None)
+        if syntax_error is not None:
+            bar.show_query_error(str(syntax_error))
         self._show_results_area(bool(query))
         self.searched.emit(elapsed_ms)
 

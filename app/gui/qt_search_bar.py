@@ -152,8 +152,14 @@ class QtSearchBar(QWidget):
         if not self.query():
             self.count_label.setText("")
             return
+        self.count_label.setToolTip("")
         text = f"{shown} of {total} documents" if shown != total else f"{total} documents"
         self.count_label.setText(text + (f"  ·  {elapsed_ms:.0f} ms" if elapsed_ms is not None else ""))
+
+    def show_query_error(self, message: str) -> None:
+        """Says what in the query cannot be used, where the count would be."""
+        self.count_label.setText(message)
+        self.count_label.setToolTip(message + "\n\n" + QUERY_HELP)
 
     # -- recent queries --------------------------------------------------------------
 
