@@ -87,4 +87,4 @@ class SearchResults:
     hits: tuple[DocumentHit, ...]  # best first, at most k
     total: int  # documents above the relevance floor (every match, not only the k shown)
     languages: dict[str, int]  # documents per language among all `total` matches ('' unknown)
-    weaker: tuple[DocumentHit, ...] = ()  # the next best below the floor, shown apart if at all
+    complete: bool = True  # False when so many passages matched that counting stopped: "at least"

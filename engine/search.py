@@ -35,6 +35,7 @@ from engine.query import ParsedQuery
 from engine.index.fusion import ScoreBaseline, fuse, score_baseline
 from engine.index.restrict import allowed_passages
 from engine.store import PassageRow, Store
+from engine.store.search_queries import passage_documents
 
 SNIPPET_CHARS = 280
 PASSAGES_PER_DOCUMENT = 3
@@ -66,6 +67,10 @@ class SearchConfig:
     # Dense candidates fetched at first; doubled while the last is still above the floor.
     dense_fetch: int = 256
     keyword_fetch: int = 1000
+    # Matches counted at most per retrieval: past this a query of common words ("the
+    # report") has matched a large part of the collection, and counting all of them
+    # would cost more than the search; the count then reads "at least".
+    max_counted: int = 8000
 
 
 @dataclass(frozen=True)
@@ -151,7 +156,7 @@ def _dense_above_floor(live: LiveIndex, query_vector: np.ndarray, allowed: np.nd
             return np.empty(0, np.int64)
         z = baseline.z(scores)
         floor = meaning_floor(float(z[0]), config)
-        if z[-1] < floor or fetch >= total:
+        if z[-1] < floor or fetch >= total or fetch >= config.max_counted:
             return np.sort(ids[z >= floor])
         fetch = min(total, fetch * 4)
 
@@ -178,7 +183,7 @@ def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.
         if allowed is not None:
             keep = np.isin(ids, allowed, assume_unique=True)
             ids, scores = ids[keep], scores[keep]
-        if exhausted or (len(scores) and scores[-1] < config.min_keyword_share):
+        if exhausted or (len(scores) and scores[-1] < config.min_keyword_share) or limit >= config.max_counted:
             break
         limit *= 4
     keep = scores >= config.min_keyword_share
@@ -189,27 +194,33 @@ def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.
 
 def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mode: Mode, k: int,
                config: SearchConfig) -> SearchResults:
+    """Groups matching passages by document: counts over all, full hits for the top k only."""
     scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config)
     keep = matched != ""
     order = np.argsort(-scores[keep], kind="stable")
     ids, scores, matched = c.ids[keep][order], scores[keep][order], matched[keep][order]
     cosine, keyword = c.cosine[keep][order], c.keyword[keep][order]
-    rows = store.passages(ids.tolist())
-    by_document: dict[str, list[PassageHit]] = {}
-    meta: dict[str, PassageRow] = {}
+    documents = passage_documents(store, ids.tolist())  # removed since the search began: absent
+    by_document: dict[str, list[int]] = {}  # path -> positions in `ids`, best first
     for i, pid in enumerate(ids.tolist()):
-        row = rows.get(pid)
-        if row is None:
-            continue  # removed since the search began
-        passages = by_document.setdefault(row.path, [])
-        meta.setdefault(row.path, row)
-        if len(passages) < PASSAGES_PER_DOCUMENT:
-            cos = None if np.isnan(cosine[i]) else float(cosine[i])
-            passages.append(_passage_hit(row, float(scores[i]), str(matched[i]), cos, float(keyword[i])))
-    hits = [_document_hit(path, passages, meta[path]) for path, passages in by_document.items()]
-    hits.sort(key=lambda h: -h.score)
-    languages = Counter(h.language or "" for h in hits)
-    return SearchResults(tuple(hits[:k]), len(hits), dict(languages))
+        if pid in documents:
+            by_document.setdefault(documents[pid][0], []).append(i)
+    languages = Counter(documents[int(ids[positions[0]])][1] or "" for positions in by_document.values())
+    top = list(by_document.items())[:k]  # dicts keep insertion order: best document first
+    shown = [i for _, positions in top for i in positions[:PASSAGES_PER_DOCUMENT]]
+    rows = store.passages([int(ids[i]) for i in shown])
+    hits = []
+    for path, positions in top:
+        passages = []
+        for i in positions[:PASSAGES_PER_DOCUMENT]:
+            row = rows.get(int(ids[i]))
+            if row is not None:
+                cos = None if np.isnan(cosine[i]) else float(cosine[i])
+                passages.append(_passage_hit(row, float(scores[i]), str(matched[i]), cos, float(keyword[i])))
+        if passages:
+            hits.append(_document_hit(path, passages, rows[passages[0].passage_id]))
+    complete = len(c.ids) < config.max_counted
+    return SearchResults(tuple(hits), len(by_document), dict(languages), complete=complete)
 
 
 def _document_hit(path: str, passages: list[PassageHit], row: PassageRow) -> DocumentHit:

@@ -150,7 +150,8 @@ def run_search(args) -> int:
         page = f", page {hit.best.page}" if hit.best.page else ""
         print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  {hit.path}{page}")
         print(f"      {_marked(hit.best.snippet, terms)}")
-    print(f"{results.total} matching documents" + (f", {len(hits)} shown" if results.total > len(hits) else ""))
+    at_least = "" if results.complete else "at least "
+    print(f"{at_least}{results.total} matching documents" + (f", {len(hits)} shown" if results.total > len(hits) else ""))
     return 0
 
 

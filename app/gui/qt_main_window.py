@@ -184,7 +184,9 @@ class QtMainWindow(QMainWindow):
                                               file_types=bar.file_types())
         language = bar.selected_language()
         if not language:
-            return list(results.hits), results.total, results.languages
+            if not results.complete:
+            log.info("search %r: counting stopped at %d documents", query, results.total)
+        return list(results.hits), results.total, results.languages
         narrowed = self.library.search_results(query, RESULT_LIMIT, languages=[language],
                                                path_prefix=bar.path_prefix(), file_types=bar.file_types())
         return list(narrowed.hits), narrowed.total, results.languages

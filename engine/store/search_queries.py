@@ -102,3 +102,14 @@ def vectors_of(store: Store, generation_id: int, dim: int, ids: Sequence[int]) -
                 blobs.append(data)
     vectors = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(-1, dim).astype(np.float32)
     return np.asarray(found_ids, np.int64), vectors
+
+
+def passage_documents(store: Store, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+    """passage id -> (document path, document language): enough to group and count matches."""
+    out: dict[int, tuple[str, str | None]] = {}
+    with store.session() as s:
+        for chunk in _chunks([int(i) for i in ids]):
+            rows = s.execute(select(Passage.id, Document.path, Document.language)
+                             .join(Document, Passage.document_id == Document.id).where(Passage.id.in_(chunk)))
+            out.update((pid, (path, language)) for pid, path, language in rows)
+    return out
