@@ -182,11 +182,11 @@ class QtMainWindow(QMainWindow):
         bar = self.search_bar
         results = self.library.search_results(query, RESULT_LIMIT, path_prefix=bar.path_prefix(),
                                               file_types=bar.file_types())
+        if not results.complete:
+            log.info("search %r: counting stopped at %d documents", query, results.total)
         language = bar.selected_language()
         if not language:
-            if not results.complete:
-            log.info("search %r: counting stopped at %d documents", query, results.total)
-        return list(results.hits), results.total, results.languages
+            return list(results.hits), results.total, results.languages
         narrowed = self.library.search_results(query, RESULT_LIMIT, languages=[language],
                                                path_prefix=bar.path_prefix(), file_types=bar.file_types())
         return list(narrowed.hits), narrowed.total, results.languages
