@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from engine.errors import QuerySyntaxError
 from engine.index.keyword_tokens import Token, tokenize
-from engine.query import parse_query
+from engine.query import ParsedQuery, parse_query
 
 
 # Short English function words a query often holds; marking them in a snippet is noise
@@ -34,6 +34,10 @@ class HighlightTerms:
     def __bool__(self) -> bool:
         return bool(self.words or self.phrases)
 
+    @classmethod
+    def of(cls, parsed: ParsedQuery) -> HighlightTerms:
+        return _terms(parsed.words, parsed.phrases)
+
 
 def query_terms(query: str) -> HighlightTerms:
     """The terms of the search box text to mark; a malformed query marks its plain words."""
@@ -42,6 +46,10 @@ def query_terms(query: str) -> HighlightTerms:
         words, phrases = parsed.words, parsed.phrases
     except QuerySyntaxError:
         words, phrases = tuple(query.replace('"', " ").split()), ()
+    return _terms(words, phrases)
+
+
+def _terms(words: tuple[str, ...], phrases: tuple[str, ...]) -> HighlightTerms:
     terms = frozenset(t.term for w in words for t in tokenize(w))
     if terms - _FUNCTION_WORDS:  # "why are the bees" marks "bees", not every "the"
         terms -= _FUNCTION_WORDS

@@ -29,6 +29,7 @@ import numpy as np
 
 from engine.errors import InputError
 from engine.events import DocumentHit, PassageHit, SearchResults
+from engine.highlight import HighlightTerms, match_spans
 from engine.index.keyword_index import KeywordIndex, KeywordQuery
 from engine.index.live_index import LiveIndex
 from engine.query import ParsedQuery
@@ -113,7 +114,8 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
               else np.full(len(ids), np.nan, np.float32))
     keyword = np.zeros(len(ids), np.float32)
     keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
-    return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config)
+    terms = HighlightTerms.of(query)
+    return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms)
 
 
 def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
@@ -193,7 +195,7 @@ def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.
 
 
 def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mode: Mode, k: int,
-               config: SearchConfig) -> SearchResults:
+               config: SearchConfig, terms: HighlightTerms | None = None) -> SearchResults:
     """Groups matching passages by document: counts over all, full hits for the top k only."""
     scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config)
     keep = matched != ""
@@ -216,7 +218,8 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
             row = rows.get(int(ids[i]))
             if row is not None:
                 cos = None if np.isnan(cosine[i]) else float(cosine[i])
-                passages.append(_passage_hit(row, float(scores[i]), str(matched[i]), cos, float(keyword[i])))
+                passages.append(_passage_hit(row, float(scores[i]), str(matched[i]), cos, float(keyword[i]),
+                                             terms))
         if passages:
             hits.append(_document_hit(path, passages, rows[passages[0].passage_id]))
     complete = len(c.ids) < config.max_counted
@@ -231,17 +234,27 @@ def _document_hit(path: str, passages: list[PassageHit], row: PassageRow) -> Doc
 
 
 def _passage_hit(row: PassageRow, score: float, matched_by: str, cosine: float | None,
-                 keyword: float) -> PassageHit:
+                 keyword: float, terms: HighlightTerms | None = None) -> PassageHit:
     return PassageHit(passage_id=row.passage_id, score=score, text=row.text, start=row.start,
-                      end=row.end, page=row.page, language=row.language, snippet=make_snippet(row.text),
+                      end=row.end, page=row.page, language=row.language, snippet=make_snippet(row.text, terms=terms),
                       matched_by=matched_by, cosine=cosine, keyword_score=keyword)
 
 
-def make_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """The passage on one line, cut at a word boundary with an ellipsis when too long."""
+def make_snippet(text: str, limit: int = SNIPPET_CHARS, terms: HighlightTerms | None = None) -> str:
+    """The passage on one line, cut at a word boundary with an ellipsis when too long.
+
+    With `terms`, a long passage's snippet starts shortly before the first matched word,
+    so an identifier deep in a passage is in its snippet (and can be marked there).
+    """
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
+    spans = match_spans(flat, terms) if terms else []
+    if spans and spans[0][1] > limit - 20:
+        cut = flat.rfind(" ", 0, max(0, spans[0][0] - 40)) + 1
+        flat = "…" + flat[cut:]
+        if len(flat) <= limit:
+            return flat
     cut = flat.rfind(" ", 0, limit)
     return flat[: cut if cut > limit // 2 else limit].rstrip() + "…"
 
