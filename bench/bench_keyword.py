@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -150,6 +151,7 @@ def main() -> None:
         print(f"search {name:18s} {percentiles(timings[5:])}  ({live.index.kind} vectors)")
     keywords.close()
     store.close()
+    shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":
