@@ -1,6 +1,7 @@
 """Keyword index benchmark: size, indexing cost, and search latency at 100k passages.
 
     PYTHONPATH=$PWD python bench/bench_keyword.py --passages 100000 --queries 200
+    PYTHONPATH=$PWD python bench/bench_keyword.py --index resources/sample --models MODELS_DIR
 
 Builds a store of synthetic passages (Zipf-distributed words, invoice-style identifiers,
 a share of Chinese text) with random unit vectors (384-d, like e5-small), opens the
@@ -80,6 +81,16 @@ def build_store(url: str, passages: int, per_document: int = 5, seed: int = 7) -
     return store, texts
 
 
+def _all_texts(url: str):
+    from engine.store.search_queries import passage_ids, passage_texts
+
+    store = Store.open(url)
+    try:
+        return passage_texts(store, passage_ids(store).tolist())
+    finally:
+        store.close()
+
+
 def percentiles(samples_ms: list[float]) -> str:
     ordered = sorted(samples_ms)
     p90 = ordered[int(0.9 * (len(ordered) - 1))]
@@ -100,17 +111,49 @@ def encoder_seconds_per_passage(texts: list[str]) -> float | None:
     return (time.perf_counter() - started) / len(texts)
 
 
+def real_indexing_share(folder: Path, models: Path) -> None:
+    """Indexes `folder` with the default model; prints the keyword index's share of the run."""
+    from engine.config import save_settings
+    from engine.library import Library
+
+    home = Path(tempfile.mkdtemp(prefix="bench-keyword-run-"))
+    (home / "models").symlink_to(models.resolve(), target_is_directory=True)
+    paths = data_paths(home)
+    save_settings(paths, active_model="multilingual-e5-small")
+    library = Library.open(paths)
+    started = time.perf_counter()
+    *_, finished = library.index_paths([folder])
+    total = time.perf_counter() - started
+    keyword = library.live.keywords.seconds
+    stages = dict(finished.summary.stage_seconds)
+    print(f"indexing {folder}: {finished.summary.indexed} files, {finished.summary.passages} passages in "
+          f"{total:.1f} s (encode {stages.get('encode', 0):.1f} s); keyword index {keyword:.2f} s = "
+          f"{keyword / total:.1%} of the run")
+    library.close()
+    shutil.rmtree(home, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--encoder-passages", type=int, default=256)
+    parser.add_argument("--index", type=Path, help="instead: index this folder with e5-small and report the share")
+    parser.add_argument("--models", type=Path, help="models folder for --index (holding multilingual-e5-small)")
+    parser.add_argument("--keep", action="store_true", help="keep the built store for --reuse")
+    parser.add_argument("--reuse", type=Path, help="home folder of a run made with --keep")
     args = parser.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="bench-keyword-"))
+    if args.index:
+        real_indexing_share(args.index, args.models)
+        return
+    home = args.reuse or Path(tempfile.mkdtemp(prefix="bench-keyword-"))
     paths = data_paths(home)
     started = time.perf_counter()
-    store, texts = build_store(paths.db_url, args.passages)
-    print(f"store: {args.passages} passages written in {time.perf_counter() - started:.1f} s")
+    if args.reuse:  # the store of an earlier run (built with the same seed): queries only
+        store, texts = Store.open(paths.db_url), [t for _, _, t in _all_texts(paths.db_url)]
+    else:
+        store, texts = build_store(paths.db_url, args.passages)
+        print(f"store: {args.passages} passages written in {time.perf_counter() - started:.1f} s")
     generation = store.generation("active")
 
     started = time.perf_counter()
@@ -119,7 +162,7 @@ def main() -> None:
     size = keywords.path.stat().st_size + sum(p.stat().st_size for p in keywords.path.parent.glob("keywords.sqlite-*"))
     print(f"keyword index: {size / 2**20:.1f} MiB ({size / args.passages:.0f} bytes/passage), "
           f"built in {build_s:.1f} s ({build_s / args.passages * 1e3:.2f} ms/passage, includes reading the text)")
-    encode_s = encoder_seconds_per_passage(texts[: args.encoder_passages])
+    encode_s = None if args.reuse else encoder_seconds_per_passage(texts[: args.encoder_passages])
     if encode_s is not None:
         keyword_s = build_s / args.passages
         print(f"e5-small encoding: {encode_s * 1e3:.2f} ms/passage; keyword share of indexing time "
@@ -151,7 +194,8 @@ def main() -> None:
         print(f"search {name:18s} {percentiles(timings[5:])}  ({live.index.kind} vectors)")
     keywords.close()
     store.close()
-    shutil.rmtree(home, ignore_errors=True)
+    if not args.keep:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,9 @@ class SearchConfig:
     # Matches counted at most per retrieval: past this a query of common words ("the
     # report") has matched a large part of the collection, and counting all of them
     # would cost more than the search; the count then reads "at least".
-    max_counted: int = 8000
+    max_counted: int = 4000
+    # Keyword candidates that also get their exact cosine (the best by BM25 share).
+    cosine_rescored: int = 256
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,8 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     ids = np.union1d(dense_ids, keyword_ids)
     if len(ids) == 0:
         return SearchResults((), 0, {})
-    cosine = (dense_candidates(indexes.live, query_vector, len(ids), ids)[1] if use_dense
-              else np.full(len(ids), np.nan, np.float32))
+    cosine = (_cosines(indexes.live, query_vector, ids, dense_ids, keyword_ids, keyword_scores, config)
+              if use_dense else np.full(len(ids), np.nan, np.float32))
     keyword = np.zeros(len(ids), np.float32)
     keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
     terms = HighlightTerms.of(query)
@@ -143,6 +145,19 @@ def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
             full[np.searchsorted(allowed, ids)] = scores
             return allowed, full
     return ids, scores
+
+
+def _cosines(live: LiveIndex, query_vector: np.ndarray, ids: np.ndarray, dense_ids: np.ndarray,
+             keyword_ids: np.ndarray, keyword_scores: np.ndarray, config: SearchConfig) -> np.ndarray:
+    """Cosines aligned with `ids` (sorted): exact for the dense candidates and the best
+    `cosine_rescored` keyword candidates; nan for the rest, which rank by keywords alone
+    (a query of common words matches thousands, and scoring each costs a scan)."""
+    best_keyword = keyword_ids[np.argsort(-keyword_scores, kind="stable")[: config.cosine_rescored]]
+    scored = np.union1d(dense_ids, best_keyword)
+    cosine = np.full(len(ids), np.nan, np.float32)
+    if len(scored):
+        cosine[np.searchsorted(ids, scored)] = dense_candidates(live, query_vector, len(scored), scored)[1]
+    return cosine
 
 
 def _dense_above_floor(live: LiveIndex, query_vector: np.ndarray, allowed: np.ndarray | None,

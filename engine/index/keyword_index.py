@@ -37,6 +37,7 @@ FILE_NAME = "keywords.sqlite"
 SCHEMA_VERSION = 1
 REPAIR_BATCH = 2000  # passages read from the store per step when repairing
 BM25_K1 = 1.2  # FTS5's bm25() constant; the upper bound of one term's weight is idf * (k1 + 1)
+COMMON_SHARE = 0.2  # a word in more of the passages than this is left out of matching (idf < 1.4)
 
 
 @dataclass(frozen=True)
@@ -184,12 +185,13 @@ class KeywordIndex:
         """
         if not query:
             return np.empty(0, np.int64), np.empty(0, np.float32)
-        expression = query.match_expression()
         with self._lock:
+            total, frequencies = self._frequencies(query)
+            expression = _without_common_words(query, frequencies, total).match_expression()
             rows = self._db.execute(
                 "SELECT rowid, -bm25(passages) FROM passages WHERE passages MATCH ? "
                 "ORDER BY bm25(passages) LIMIT ?", (expression, int(limit))).fetchall()
-            bound = self._best_possible(query)
+            bound = _best_possible(query, frequencies, total)
         ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
         scores = np.fromiter((r[1] for r in rows), np.float32, len(rows)) / np.float32(bound)
         return ids, np.minimum(scores, 1.0)
@@ -203,18 +205,35 @@ class KeywordIndex:
             rows = self._db.execute("SELECT rowid FROM passages WHERE passages MATCH ?", (expression,))
             return np.fromiter((r[0] for r in rows), np.int64)
 
-    def _best_possible(self, query: KeywordQuery) -> float:
-        """Sum over the query's terms of FTS5's idf * (k1 + 1): bm25's ceiling for it."""
-        total = self._count_locked()
+    def _frequencies(self, query: KeywordQuery) -> tuple[int, dict[str, int]]:
+        """(passages held, passages holding each of the query's terms); caller holds the lock."""
         terms = query.terms
         marks = ",".join("?" * len(terms))
         found = dict(self._db.execute(f"SELECT term, doc FROM vocabulary WHERE term IN ({marks})", terms))
-        bound = 0.0
-        for term in terms:
-            n = found.get(term, 0)
-            idf = math.log((total - n + 0.5) / (n + 0.5)) if total else 0.0
-            bound += max(idf, 1e-6) * (BM25_K1 + 1)
-        return max(bound, 1e-6)
+        return self._count_locked(), found
+
+
+def _idf(n: int, total: int) -> float:
+    """FTS5's bm25 idf, floored at 1e-6 as FTS5 does."""
+    return max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) if total else 1e-6
+
+
+def _best_possible(query: KeywordQuery, frequencies: dict[str, int], total: int) -> float:
+    """Sum over the query's terms of idf * (k1 + 1): bm25's ceiling for it."""
+    return max(sum(_idf(frequencies.get(t, 0), total) * (BM25_K1 + 1) for t in query.terms), 1e-6)
+
+
+def _without_common_words(query: KeywordQuery, frequencies: dict[str, int], total: int) -> KeywordQuery:
+    """The query without words in more than COMMON_SHARE of passages, when rarer ones remain.
+
+    Such words weigh almost nothing in BM25 (idf near 0) but make FTS5 score and sort a
+    large part of the collection: "the invoice FA-2024-5521" matches as fast as the number.
+    """
+    def common(group) -> bool:
+        return all(frequencies.get(t, 0) > COMMON_SHARE * total for alt in group for t in alt[:1])
+
+    kept = tuple(g for g in query.groups if not common(g))
+    return KeywordQuery(kept) if kept else query
 
 
 def _connect(path: Path) -> sqlite3.Connection:
