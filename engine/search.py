@@ -104,15 +104,16 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
         return SearchResults((), 0, {})
     use_dense = mode != "keyword" and query_vector is not None
     baseline = score_baseline(indexes.store, indexes.live, query_vector) if use_dense else None
-    dense_ids = (np.empty(0, np.int64) if not use_dense
-                 else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config))
+    dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
+             else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config))
+    dense_ids = dense[0]
     keyword_ids, keyword_scores = (
         _keyword_candidates(indexes.keywords, query, allowed, config) if mode != "dense"
         else (np.empty(0, np.int64), np.empty(0, np.float32)))
     ids = np.union1d(dense_ids, keyword_ids)
     if len(ids) == 0:
         return SearchResults((), 0, {})
-    cosine = (_cosines(indexes.live, query_vector, ids, dense_ids, keyword_ids, keyword_scores, config)
+    cosine = (_cosines(indexes.live, query_vector, ids, dense, keyword_ids, keyword_scores, config)
               if use_dense else np.full(len(ids), np.nan, np.float32))
     keyword = np.zeros(len(ids), np.float32)
     keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
@@ -147,22 +148,24 @@ def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
     return ids, scores
 
 
-def _cosines(live: LiveIndex, query_vector: np.ndarray, ids: np.ndarray, dense_ids: np.ndarray,
+def _cosines(live: LiveIndex, query_vector: np.ndarray, ids: np.ndarray, dense: tuple[np.ndarray, np.ndarray],
              keyword_ids: np.ndarray, keyword_scores: np.ndarray, config: SearchConfig) -> np.ndarray:
-    """Cosines aligned with `ids` (sorted): exact for the dense candidates and the best
-    `cosine_rescored` keyword candidates; nan for the rest, which rank by keywords alone
-    (a query of common words matches thousands, and scoring each costs a scan)."""
-    best_keyword = keyword_ids[np.argsort(-keyword_scores, kind="stable")[: config.cosine_rescored]]
-    scored = np.union1d(dense_ids, best_keyword)
+    """Cosines aligned with `ids` (sorted): the dense candidates' own, and exact ones for the
+    best `cosine_rescored` keyword-only candidates; nan for the rest, which rank by keywords
+    alone (a query of common words matches thousands, and scoring each costs a scan)."""
+    dense_ids, dense_scores = dense
     cosine = np.full(len(ids), np.nan, np.float32)
-    if len(scored):
-        cosine[np.searchsorted(ids, scored)] = dense_candidates(live, query_vector, len(scored), scored)[1]
+    cosine[np.searchsorted(ids, dense_ids)] = dense_scores
+    best_keyword = keyword_ids[np.argsort(-keyword_scores, kind="stable")[: config.cosine_rescored]]
+    missing = np.setdiff1d(best_keyword, dense_ids)
+    if len(missing):
+        cosine[np.searchsorted(ids, missing)] = dense_candidates(live, query_vector, len(missing), missing)[1]
     return cosine
 
 
 def _dense_above_floor(live: LiveIndex, query_vector: np.ndarray, allowed: np.ndarray | None,
                        baseline: ScoreBaseline, config: SearchConfig) -> np.ndarray:
-    """Ids of passages whose cosine clears the meaning floor (all of them, not a top-N)."""
+    """(ids sorted, cosines) of passages clearing the meaning floor (all of them, not a top-N)."""
     total = len(live) if allowed is None else len(allowed)
     fetch = min(total, config.dense_fetch)
     while True:
@@ -170,11 +173,13 @@ def _dense_above_floor(live: LiveIndex, query_vector: np.ndarray, allowed: np.nd
         order = np.argsort(-scores, kind="stable")
         ids, scores = ids[order], scores[order]
         if len(scores) == 0:
-            return np.empty(0, np.int64)
+            return np.empty(0, np.int64), np.empty(0, np.float32)
         z = baseline.z(scores)
         floor = meaning_floor(float(z[0]), config)
         if z[-1] < floor or fetch >= total or fetch >= config.max_counted:
-            return np.sort(ids[z >= floor])
+            keep = z >= floor
+            order = np.argsort(ids[keep])
+            return ids[keep][order], scores[keep][order]
         fetch = min(total, fetch * 4)
 
 

@@ -37,7 +37,7 @@ FILE_NAME = "keywords.sqlite"
 SCHEMA_VERSION = 1
 REPAIR_BATCH = 2000  # passages read from the store per step when repairing
 BM25_K1 = 1.2  # FTS5's bm25() constant; the upper bound of one term's weight is idf * (k1 + 1)
-COMMON_SHARE = 0.2  # a word in more of the passages than this is left out of matching (idf < 1.4)
+COMMON_SHARE = 0.05  # a word in more of the passages than this is left out of matching (idf < 2.9)
 PRUNE_MIN_PASSAGES = 2000  # ...in collections at least this large
 
 
@@ -236,7 +236,7 @@ def _best_possible(query: KeywordQuery, frequencies: dict[str, int], total: int)
 def _without_common_words(query: KeywordQuery, frequencies: dict[str, int], total: int) -> KeywordQuery:
     """The query without words in more than COMMON_SHARE of passages (large collections).
 
-    Such words weigh little in BM25 (idf < 1.4) but make FTS5 score and sort a large part
+    Such words weigh little in BM25 (idf < 2.9) but make FTS5 score and sort a large part
     of the collection (380 ms for 25k of 100k passages): "the invoice FA-2024-5521"
     matches as fast as the number. A query of only such words gets no keyword candidates;
     meaning still answers it. Small collections keep every word: sorting them is cheap.
@@ -244,10 +244,18 @@ def _without_common_words(query: KeywordQuery, frequencies: dict[str, int], tota
     if total < PRUNE_MIN_PASSAGES:
         return query
 
-    def common(group) -> bool:
-        return all(frequencies.get(t, 0) > COMMON_SHARE * total for alt in group for t in alt[:1])
+    def rare(term: str) -> bool:
+        return frequencies.get(term, 0) <= COMMON_SHARE * total
 
-    return KeywordQuery(tuple(g for g in query.groups if not common(g)))
+    groups = []
+    for group in query.groups:
+        # In an identifier's parts ("fa" AND "2024" AND "5521") the common parts select
+        # nothing but cost a long posting list each: keep the rare ones.
+        alternatives = tuple(dict.fromkeys(
+            tuple(t for t in alt if rare(t)) for alt in group if any(rare(t) for t in alt)))
+        if alternatives:
+            groups.append(alternatives)
+    return KeywordQuery(tuple(groups))
 
 
 def _connect(path: Path) -> sqlite3.Connection:

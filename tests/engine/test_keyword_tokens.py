@@ -42,3 +42,14 @@ def test_fast_path_matches_tokenize():
     text = "Sehr geehrte Frau Müller, die Rechnung FA-2024-5521 über 1.234,56 EUR; iPhone 東京都 Z6III."
     slow = [t for token in tokenize(text) for t in [token.term, *(p.term for p in token.parts)]]
     assert index_terms(text) == slow
+
+
+def test_common_words_leave_matching_only_in_large_collections():
+    from engine.index.keyword_index import KeywordQuery, _without_common_words
+
+    query = KeywordQuery.of(["the", "FA-2024-5521"])
+    frequencies = {"the": 9000, "fa": 10000, "2024": 3000, "5521": 3, "fa_2024_5521": 1}
+    pruned = _without_common_words(query, frequencies, 10_000)
+    assert pruned.groups == ((("fa_2024_5521",), ("5521",)),)
+    assert _without_common_words(query, frequencies, 1000) == query  # small: every word kept
+    assert not _without_common_words(KeywordQuery.of(["the"]), frequencies, 10_000)
