@@ -36,13 +36,14 @@ from engine.query import ParsedQuery
 from engine.index.fusion import ScoreBaseline, fuse, score_baseline
 from engine.index.restrict import allowed_passages
 from engine.store import PassageRow, Store
-from engine.store.search_queries import passage_documents
+from engine.store.search_queries import passage_documents, vectors_of
 
 SNIPPET_CHARS = 280
 PASSAGES_PER_DOCUMENT = 3
 Mode = Literal["fused", "dense", "keyword"]
 MODES: tuple[str, ...] = ("fused", "dense", "keyword")
 MATCH_KINDS = ("keywords", "meaning", "both")
+EXACT_FROM_STORE = 2048  # up to this many given ids are scored from their stored vectors
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,13 @@ def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
     """
     queries = np.asarray(query_vector, np.float32).reshape(1, -1)
     k = max(1, min(int(k), len(live)))
+    if allowed is not None and k >= len(allowed) and len(allowed) <= EXACT_FROM_STORE:
+        # A few given ids: their stored vectors, one product. An id selector on IVF would
+        # scan every list for them (tens of ms at 100k passages).
+        found, vectors = vectors_of(live.store, live.generation.id, live.generation.dim, allowed.tolist())
+        scores = np.full(len(allowed), -1.0, np.float32)  # no vector (removed meanwhile): lowest
+        scores[np.searchsorted(allowed, found)] = vectors @ queries[0]
+        return allowed, scores
     if allowed is None:
         scores, ids = live.search(queries, k)
     else:
