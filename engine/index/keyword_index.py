@@ -202,11 +202,15 @@ class KeywordIndex:
         scores = np.fromiter((r[1] for r in rows), np.float32, len(rows)) / np.float32(bound)
         return ids, np.minimum(scores, 1.0)
 
-    def matching(self, terms: Sequence[str]) -> np.ndarray:
-        """Ids of every passage holding all `terms` (folded terms, e.g. from tokenize)."""
+    def matching(self, terms: Sequence[str], phrase: bool = False) -> np.ndarray:
+        """Ids of every passage holding all `terms` (folded terms, e.g. from tokenize);
+        with `phrase`, holding them consecutively in this order."""
         if not terms:
             return np.empty(0, np.int64)
-        expression = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        if phrase:
+            expression = '"' + " ".join(t.replace('"', '""') for t in terms) + '"'
+        else:
+            expression = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
         with self._lock:
             rows = self._db.execute("SELECT rowid FROM passages WHERE passages MATCH ?", (expression,))
             return np.fromiter((r[0] for r in rows), np.int64)

@@ -34,7 +34,12 @@ def allowed_passages(store: Store, keywords: KeywordIndex, query: ParsedQuery) -
 
 def phrase_passages(store: Store, keywords: KeywordIndex, phrase: str) -> np.ndarray:
     """Sorted ids of passages holding the phrase's terms consecutively, in order."""
-    terms = [t.term for t in tokenize(phrase)]
+    tokens = tokenize(phrase)
+    terms = [t.term for t in tokens]
+    if len(terms) > 1 and not any(t.parts for t in tokens):
+        # Plain words stand next to each other in the index's term column too: FTS5's own
+        # phrase query answers, without reading any passage text.
+        return np.sort(keywords.matching(terms, phrase=True))
     candidates = keywords.matching(terms)
     if len(terms) <= 1 or len(candidates) == 0:
         return np.sort(candidates)
