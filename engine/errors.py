@@ -97,3 +97,31 @@ class LibraryBusyError(BabelfindError):
 
 class LibraryDamagedError(StoreError):
     """The database is missing, empty or inconsistent with the saved vector indexes."""
+
+
+class QuerySyntaxError(InputError):
+    """The search box holds something the query syntax cannot use; `fragment` is the culprit."""
+
+    def __init__(self, message: str, fragment: str):
+        self.fragment = fragment
+        super().__init__(message)
+
+
+class UnknownFilterError(QuerySyntaxError):
+    """`key:value` with a key that is not a filter (lang, type, path, after, before)."""
+
+
+class BadDateError(QuerySyntaxError):
+    """`after:` or `before:` with something that is not a date (YYYY, YYYY-MM or YYYY-MM-DD)."""
+
+
+class UnknownLanguageError(QuerySyntaxError):
+    """`lang:` with a code the language detector never assigns."""
+
+
+class UnknownFileTypeError(QuerySyntaxError):
+    """`type:` with an extension Babelfind does not index."""
+
+
+class UnbalancedQuoteError(QuerySyntaxError):
+    """A phrase opened with `"` and never closed."""

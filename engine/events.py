@@ -61,13 +61,16 @@ IndexEvent = IndexProgress | IndexFinished
 @dataclass(frozen=True)
 class PassageHit:
     passage_id: int
-    score: float  # cosine similarity to the query
+    score: float  # ranking score: cosine in mode "dense", BM25 share in "keyword", their fusion in "fused"
     text: str
     start: int  # character offsets of the passage in the document's extracted text
     end: int
     page: int | None  # 1-based PDF page of the passage start, else None
     language: str | None  # ISO 639-1
     snippet: str  # the passage on one line, shortened for display
+    matched_by: str = "meaning"  # "keywords", "meaning" or "both" (engine.search.MATCH_KINDS)
+    cosine: float | None = None  # cosine similarity to the query, when the query was encoded
+    keyword_score: float = 0.0  # BM25 over the query's best possible BM25, 0..1; 0 for no match
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,18 @@ class DocumentHit:
     file_type: str  # extension without the dot, lower case
     passages: tuple[PassageHit, ...] = field(default_factory=tuple)
 
+    matched_by: str = "meaning"  # "keywords", "meaning" or "both": how its passages matched
+
     @property
     def best(self) -> PassageHit:
         return self.passages[0]
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    """One search: the best documents, and how many documents match in all."""
+
+    hits: tuple[DocumentHit, ...]  # best first, at most k
+    total: int  # documents above the relevance floor (every match, not only the k shown)
+    languages: dict[str, int]  # documents per language among all `total` matches ('' unknown)
+    complete: bool = True  # False when so many passages matched that counting stopped: "at least"

@@ -26,13 +26,23 @@ from pathlib import Path
 from engine.config import DataPaths, data_paths
 from engine.encoders.base import Encoder
 from engine.errors import InputError, ModelMismatchError, NotIndexedError
-from engine.events import DocumentHit, IndexEvent, IndexFinished, IndexProgress, IndexSummary, SkippedFile
+from engine.events import (
+    DocumentHit,
+    IndexEvent,
+    IndexFinished,
+    IndexProgress,
+    IndexSummary,
+    SearchResults,
+    SkippedFile,
+)
 from engine.indexer import Indexer, IndexerConfig
+from engine.index.keyword_index import KeywordIndex
 from engine.index.live_index import LiveIndex
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
+from engine.query import ParsedQuery, parse_query
 from engine.scan import key_path, path_key
-from engine.search import SearchFilters, search_index
+from engine.search import Mode, SearchConfig, SearchIndexes, run_search
 from engine.store import Store
 from engine.store.urls import mask_url, sqlite_file
 
@@ -113,11 +123,14 @@ class Library:
                     encoder.name, encoder.dim, "active")
         if encoder is None:
             encoder = _load_encoder(generation.model_name, paths, defer_encoder)
-        live = LiveIndex.open(store, generation, paths.indexes)
+        keywords = KeywordIndex.open(store, generation, paths.indexes)
+        live = LiveIndex.open(store, generation, paths.indexes, keywords=keywords)
         return cls(paths, store, live, encoder, db_url, config, lock=lock,
                    lock_timeout=lock_timeout, on_busy=on_busy)
 
     def close(self) -> None:
+        if self.live.keywords is not None:
+            self.live.keywords.close()
         self.store.close()
 
     # -- writing: one process at a time ---------------------------------------------
@@ -224,7 +237,8 @@ class Library:
             rate = done / max(time.monotonic() - started, 1e-6)
             eta = max(total - done, 0) / rate
             yield IndexProgress(min(done, total), total, done, rate, eta, f"re-encoding with {name}", unit="passages")
-        new_live = LiveIndex.open(self.store, self.store.generation_by_id(building.id), self.paths.indexes)
+        new_live = LiveIndex.open(self.store, self.store.generation_by_id(building.id), self.paths.indexes,
+                                  keywords=self.live.keywords)
         self.store.activate_generation(building.id)
         old_live, self.live, self.encoder = self.live, new_live, encoder
         old_live.delete_file()
@@ -279,18 +293,35 @@ class Library:
 
     def search(self, query: str, k: int = 10, *, languages: Collection[str] | None = None,
                path_prefix: str | None = None, file_types: Collection[str] | None = None,
-               encoder: Encoder | None = None) -> list[DocumentHit]:
-        """The k best documents for `query`, best first, each with its best passages."""
-        query = query.strip()
-        if not query:
-            return []
-        self._catch_up()
-        encoder = encoder or self.encoder
-        if encoder.name != self.live.generation.model_name:
-            raise ModelMismatchError(self.live.generation.model_name, encoder.name)
-        vector = encoder.encode([query], kind="query")[0]
-        filters = SearchFilters.of(languages, path_prefix, file_types)
-        return search_index(self.store, self.live, vector, k, filters)
+               encoder: Encoder | None = None, mode: Mode = "fused") -> list[DocumentHit]:
+        """The k best documents for `query`, best first, each with its best passages.
+
+            library.search('invoice "FA-2024-5521" lang:de', k=5, mode="fused")
+
+        `query` uses the search box syntax (engine.query.QUERY_HELP); the keyword
+        arguments add to its filters. `mode` "dense" or "keyword" uses one retrieval only.
+        Raises a QuerySyntaxError subclass for malformed syntax.
+        """
+        return list(self.search_results(query, k, languages=languages, path_prefix=path_prefix,
+                                        file_types=file_types, encoder=encoder, mode=mode).hits)
+
+    def search_results(self, query: str, k: int = 10, *, languages: Collection[str] | None = None,
+                       path_prefix: str | None = None, file_types: Collection[str] | None = None,
+                       encoder: Encoder | None = None, mode: Mode = "fused",
+                       config: SearchConfig | None = None) -> SearchResults:
+        """Like `search`, with how many documents match in all and per language."""
+        parsed = _with_filters(parse_query(query), languages, path_prefix, file_types)
+        if parsed.is_empty:
+            return SearchResults((), 0, {})
+        self._catch_up()  # documents another process indexed meanwhile
+        vector = None
+        if mode != "keyword":
+            encoder = encoder or self.encoder
+            if encoder.name != self.live.generation.model_name:
+                raise ModelMismatchError(self.live.generation.model_name, encoder.name)
+            vector = encoder.encode([parsed.meaning_text], kind="query")[0]
+        indexes = SearchIndexes(self.store, self.live, self.live.keywords)
+        return run_search(indexes, parsed, vector, k, mode, config or SearchConfig())
 
     def _catch_up(self) -> None:
         """Sees documents another process indexed, once it has finished writing.
@@ -358,6 +389,27 @@ class Library:
     def _check_model(self) -> None:
         if self.encoder.name != self.live.generation.model_name:
             raise ModelMismatchError(self.live.generation.model_name, self.encoder.name)
+
+
+def _with_filters(parsed: ParsedQuery, languages: Collection[str] | None, path_prefix: str | None,
+                  file_types: Collection[str] | None) -> ParsedQuery:
+    """The parsed query with the caller's filters added (both must hold)."""
+    from dataclasses import replace
+
+    changes: dict = {}
+    if languages:
+        wanted = frozenset(languages)
+        changes["languages"] = parsed.languages & wanted if parsed.languages else wanted
+    if file_types:
+        wanted = frozenset(t.lower().lstrip(".") for t in file_types)
+        changes["file_types"] = parsed.file_types & wanted if parsed.file_types else wanted
+        if not changes["file_types"]:
+            changes["file_types"] = frozenset({"\0none"})  # disjoint filters: nothing matches
+    if path_prefix:
+        changes["path_prefix"] = path_prefix if not parsed.path_prefix else max(parsed.path_prefix, path_prefix, key=len)
+    if languages and not changes["languages"]:
+        changes["languages"] = frozenset({"\0none"})
+    return replace(parsed, **changes) if changes else parsed
 
 
 def _load_encoder(name: str | None, paths: DataPaths, defer: bool = False) -> Encoder:

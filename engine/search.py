@@ -1,117 +1,290 @@
-"""Query -> vector -> nearest passages -> results grouped by document.
+"""Query -> dense and keyword candidates -> fused passage scores -> documents above a floor.
 
-    >>> hits = search_index(store, live, query_vector, k=10, filters=SearchFilters(languages={"de"}))
-    >>> hits[0].path, hits[0].best.snippet
+    >>> results = run_search(SearchIndexes(store, live, keywords), parse_query("FA-2024-5521 lang:de"),
+    ...                      query_vector, k=10, mode="fused")
+    >>> results.hits[0].path, results.total, results.languages
+
+Dense retrieval looks at every passage the filters allow, never only those sharing a word
+with the query, so a German query still finds a Japanese document. Keyword retrieval
+(BM25, engine.index.keyword_index) finds exact words and identifiers. Both score the union
+of their candidates, and the scores are combined (docs/search.md explains and measures it):
+
+  fused = z / z_best + keyword_weight * k
+      z: the passage's cosine in standard deviations above this query's mean cosine over
+         the corpus (z_best: the best candidate's); k: BM25 / the query's best possible
+         BM25, in 0..1
+
+Filters, phrases and exclusions restrict the passage ids before either retrieval; the
+relevance floor then keeps passages whose z or k says they really match, so `total`
+and the language counts cover every match, not a top-N.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections import Counter
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
-from engine.events import DocumentHit, PassageHit
+from engine.errors import InputError
+from engine.events import DocumentHit, PassageHit, SearchResults
+from engine.highlight import HighlightTerms, match_spans
+from engine.index.keyword_index import KeywordIndex, KeywordQuery
 from engine.index.live_index import LiveIndex
+from engine.query import ParsedQuery
+from engine.index.fusion import ScoreBaseline, fuse, score_baseline
+from engine.index.restrict import allowed_passages
 from engine.store import PassageRow, Store
+from engine.store.search_queries import passage_documents, vectors_of
 
 SNIPPET_CHARS = 280
 PASSAGES_PER_DOCUMENT = 3
+Mode = Literal["fused", "dense", "keyword"]
+MODES: tuple[str, ...] = ("fused", "dense", "keyword")
+MATCH_KINDS = ("keywords", "meaning", "both")
+EXACT_FROM_STORE = 2048  # up to this many given ids are scored from their stored vectors
 
 
 @dataclass(frozen=True)
-class SearchFilters:
-    languages: frozenset[str] | None = None  # ISO 639-1 codes of passages to keep
-    path_prefix: str | None = None  # keep documents at or under this path
-    file_types: frozenset[str] | None = None  # extensions without the dot
+class SearchConfig:
+    """Where the relevance floor lies and how keyword and dense evidence combine."""
 
-    @classmethod
-    def of(cls, languages: Collection[str] | None = None, path_prefix: str | None = None,
-           file_types: Collection[str] | None = None) -> SearchFilters:
-        return cls(
-            frozenset(languages) if languages else None,
-            path_prefix or None,
-            frozenset(t.lower().lstrip(".") for t in file_types) if file_types else None,
-        )
+    # A passage matches by meaning when its z reaches min_meaning_z, and the smaller of
+    # (best z - meaning_gap) and (best z * meaning_ratio): "far below the best" is cut.
+    # Measured on the sample corpus (docs/search.md): in a small collection the topic's
+    # passage stands 2.4-3.3 deviations out, a nonsense query's best 2.0-2.7, so the
+    # floor keeps what is close to the best rather than trusting an absolute z.
+    min_meaning_z: float = 1.5
+    meaning_gap: float = 1.0
+    meaning_ratio: float = 0.6
+    # A passage matches by keywords when its BM25 share reaches this. One occurrence of
+    # a word earns about 0.45 of that word's share of the bound, so 0.1 is one of four
+    # equally rare query words; common words (idf near 0) add nearly nothing.
+    min_keyword_share: float = 0.1
+    # Weight of the BM25 share against z / z_best (1 for the best dense passage): an
+    # identifier found whole (share ~0.4) outweighs the dense spread of near-identical
+    # documents; docs/search.md gives the measurements.
+    keyword_weight: float = 3.0
+    # Dense candidates fetched at first; doubled while the last is still above the floor.
+    dense_fetch: int = 256
+    keyword_fetch: int = 1000
+    # Matches counted at most per retrieval: past this a query of common words ("the
+    # report") has matched a large part of the collection, and counting all of them
+    # would cost more than the search; the count then reads "at least".
+    max_counted: int = 4000
+    # Keyword candidates that also get their exact cosine (the best by BM25 share).
+    cosine_rescored: int = 256
 
-    def accepts(self, row: PassageRow) -> bool:
-        if self.languages and row.language not in self.languages:
-            return False
-        if self.file_types and row.file_type not in self.file_types:
-            return False
-        if self.path_prefix:
-            prefix = self.path_prefix.rstrip("/")
-            return row.path == prefix or row.path.startswith(prefix + "/")
-        return True
 
-    @property
-    def active(self) -> bool:
-        return bool(self.languages or self.path_prefix or self.file_types)
+@dataclass(frozen=True)
+class SearchIndexes:
+    store: Store
+    live: LiveIndex
+    keywords: KeywordIndex
 
 
-def search_index(store: Store, live: LiveIndex, query_vector: np.ndarray, k: int,
-                 filters: SearchFilters = SearchFilters()) -> list[DocumentHit]:
-    """The k best documents for a query vector [dim], each with its best passages."""
-    total = len(live)
-    if total == 0 or k <= 0:
-        return []
-    # Passages are grouped by document, so ask FAISS for more than k; with filters,
-    # widen the net until k documents pass or the whole index was seen.
-    fetch = min(total, max(8 * k, 64))
+@dataclass
+class _Candidates:
+    """Scores of the union of dense and keyword candidates, aligned by position."""
+
+    ids: np.ndarray  # int64 [n]
+    cosine: np.ndarray  # float32 [n]; nan where the query was not encoded
+    keyword: np.ndarray  # float32 [n]; 0 where no keyword matched
+
+
+def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray | None, k: int,
+               mode: Mode = "fused", config: SearchConfig = SearchConfig()) -> SearchResults:
+    """The k best documents for a parsed query, and every match counted."""
+    if mode not in MODES:
+        raise InputError(f"search mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if k <= 0 or query.is_empty or len(indexes.live) == 0:
+        return SearchResults((), 0, {})
+    allowed = allowed_passages(indexes.store, indexes.keywords, query)
+    if allowed is not None and len(allowed) == 0:
+        return SearchResults((), 0, {})
+    use_dense = mode != "keyword" and query_vector is not None
+    baseline = score_baseline(indexes.store, indexes.live, query_vector) if use_dense else None
+    dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
+             else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config))
+    dense_ids = dense[0]
+    keyword_ids, keyword_scores = (
+        _keyword_candidates(indexes.keywords, query, allowed, config) if mode != "dense"
+        else (np.empty(0, np.int64), np.empty(0, np.float32)))
+    ids = np.union1d(dense_ids, keyword_ids)
+    if len(ids) == 0:
+        return SearchResults((), 0, {})
+    cosine = (_cosines(indexes.live, query_vector, ids, dense, keyword_ids, keyword_scores, config)
+              if use_dense else np.full(len(ids), np.nan, np.float32))
+    keyword = np.zeros(len(ids), np.float32)
+    keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
+    terms = HighlightTerms.of(query)
+    return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms)
+
+
+def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
+                     allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The dense scoring step: (passage ids int64 [n], cosine scores float32 [n]), best first.
+
+    The one place cosine scores are made, so a correction of them (a hubness penalty per
+    passage) applies to every mode and to the keyword candidates' scores alike. With
+    `allowed`, only those ids are searched (FAISS id selector), and the result is
+    returned sorted by id instead, aligned with `allowed` where all of them are found.
+    """
+    queries = np.asarray(query_vector, np.float32).reshape(1, -1)
+    k = max(1, min(int(k), len(live)))
+    if allowed is not None and k >= len(allowed) and len(allowed) <= EXACT_FROM_STORE:
+        # A few given ids: their stored vectors, one product. An id selector on IVF would
+        # scan every list for them (tens of ms at 100k passages).
+        found, vectors = vectors_of(live.store, live.generation.id, live.generation.dim, allowed.tolist())
+        scores = np.full(len(allowed), -1.0, np.float32)  # no vector (removed meanwhile): lowest
+        scores[np.searchsorted(allowed, found)] = vectors @ queries[0]
+        return allowed, scores
+    if allowed is None:
+        scores, ids = live.search(queries, k)
+    else:
+        scores, ids = live.index.search(queries, min(k, len(allowed)), candidate_filter=allowed)
+    keep = ids[0] >= 0
+    ids, scores = ids[0][keep], scores[0][keep]
+    if allowed is not None and k >= len(allowed):
+        order = np.argsort(ids, kind="stable")
+        ids, scores = ids[order], scores[order]
+        if len(ids) < len(allowed):  # an id without a vector (removed meanwhile): score it lowest
+            full = np.full(len(allowed), -1.0, np.float32)
+            full[np.searchsorted(allowed, ids)] = scores
+            return allowed, full
+    return ids, scores
+
+
+def _cosines(live: LiveIndex, query_vector: np.ndarray, ids: np.ndarray, dense: tuple[np.ndarray, np.ndarray],
+             keyword_ids: np.ndarray, keyword_scores: np.ndarray, config: SearchConfig) -> np.ndarray:
+    """Cosines aligned with `ids` (sorted): the dense candidates' own, and exact ones for the
+    best `cosine_rescored` keyword-only candidates; nan for the rest, which rank by keywords
+    alone (a query of common words matches thousands, and scoring each costs a scan)."""
+    dense_ids, dense_scores = dense
+    cosine = np.full(len(ids), np.nan, np.float32)
+    cosine[np.searchsorted(ids, dense_ids)] = dense_scores
+    best_keyword = keyword_ids[np.argsort(-keyword_scores, kind="stable")[: config.cosine_rescored]]
+    missing = np.setdiff1d(best_keyword, dense_ids)
+    if len(missing):
+        cosine[np.searchsorted(ids, missing)] = dense_candidates(live, query_vector, len(missing), missing)[1]
+    return cosine
+
+
+def _dense_above_floor(live: LiveIndex, query_vector: np.ndarray, allowed: np.ndarray | None,
+                       baseline: ScoreBaseline, config: SearchConfig) -> np.ndarray:
+    """(ids sorted, cosines) of passages clearing the meaning floor (all of them, not a top-N)."""
+    total = len(live) if allowed is None else len(allowed)
+    fetch = min(total, config.dense_fetch)
     while True:
-        scores, ids = live.search(query_vector.reshape(1, -1).astype(np.float32), fetch)
-        hits = _group(store, scores[0], ids[0], filters)
-        if len(hits) >= k or fetch >= total:
-            return hits[:k]
+        ids, scores = dense_candidates(live, query_vector, fetch, allowed)
+        order = np.argsort(-scores, kind="stable")
+        ids, scores = ids[order], scores[order]
+        if len(scores) == 0:
+            return np.empty(0, np.int64), np.empty(0, np.float32)
+        z = baseline.z(scores)
+        floor = meaning_floor(float(z[0]), config)
+        if z[-1] < floor or fetch >= total or fetch >= config.max_counted:
+            keep = z >= floor
+            order = np.argsort(ids[keep])
+            return ids[keep][order], scores[keep][order]
         fetch = min(total, fetch * 4)
 
 
-def _group(store: Store, scores: np.ndarray, ids: np.ndarray,
-           filters: SearchFilters) -> list[DocumentHit]:
-    keep = ids >= 0
-    scores, ids = scores[keep], ids[keep]
-    rows = store.passages(ids.tolist())
-    by_document: dict[str, list[PassageHit]] = {}
-    meta: dict[str, PassageRow] = {}
-    for score, pid in zip(scores.tolist(), ids.tolist()):
-        row = rows.get(pid)
-        if row is None or not filters.accepts(row):
-            continue  # removed since the search began, or filtered out
-        passages = by_document.setdefault(row.path, [])
-        meta.setdefault(row.path, row)
-        if len(passages) < PASSAGES_PER_DOCUMENT:
-            passages.append(_passage_hit(row, score))
-    hits = [
-        DocumentHit(
-            path=path,
-            score=passages[0].score,
-            language=meta[path].document_language,
-            file_type=meta[path].file_type,
-            passages=tuple(passages),
-        )
-        for path, passages in by_document.items()
-    ]
-    return sorted(hits, key=lambda h: -h.score)
+def meaning_floor(best_z: float, config: SearchConfig) -> float:
+    """The z a passage needs to match by meaning, given the best passage's z.
+
+    The best passage itself always passes: in a tiny collection, or behind a narrow
+    filter, no z can be large (n passages allow at most sqrt(n - 1)), and the best of
+    what the user narrowed down to is what they expect; a nonsense query returns that one.
+    """
+    floor = max(config.min_meaning_z, min(best_z - config.meaning_gap, config.meaning_ratio * best_z))
+    return min(best_z, floor)
 
 
-def _passage_hit(row: PassageRow, score: float) -> PassageHit:
-    snippet = make_snippet(row.text)
-    return PassageHit(
-        passage_id=row.passage_id,
-        score=float(score),
-        text=row.text,
-        start=row.start,
-        end=row.end,
-        page=row.page,
-        language=row.language,
-        snippet=snippet,
-    )
+def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.ndarray | None,
+                        config: SearchConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(ids sorted, BM25 shares) of allowed passages whose share clears the keyword floor."""
+    keyword_query = KeywordQuery.of(query.keyword_words)
+    limit = config.keyword_fetch
+    while True:
+        ids, scores = keywords.search(keyword_query, limit)
+        exhausted = len(ids) < limit
+        if allowed is not None:
+            keep = np.isin(ids, allowed, assume_unique=True)
+            ids, scores = ids[keep], scores[keep]
+        if exhausted or (len(scores) and scores[-1] < config.min_keyword_share) or limit >= config.max_counted:
+            break
+        limit *= 4
+    keep = scores >= config.min_keyword_share
+    ids, scores = ids[keep], scores[keep]
+    order = np.argsort(ids)
+    return ids[order], scores[order]
 
 
-def make_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """The passage on one line, cut at a word boundary with an ellipsis when too long."""
+def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mode: Mode, k: int,
+               config: SearchConfig, terms: HighlightTerms | None = None) -> SearchResults:
+    """Groups matching passages by document: counts over all, full hits for the top k only."""
+    scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config)
+    keep = matched != ""
+    order = np.argsort(-scores[keep], kind="stable")
+    ids, scores, matched = c.ids[keep][order], scores[keep][order], matched[keep][order]
+    cosine, keyword = c.cosine[keep][order], c.keyword[keep][order]
+    documents = passage_documents(store, ids.tolist())  # removed since the search began: absent
+    by_document: dict[str, list[int]] = {}  # path -> positions in `ids`, best first
+    for i, pid in enumerate(ids.tolist()):
+        if pid in documents:
+            by_document.setdefault(documents[pid][0], []).append(i)
+    languages = Counter(documents[int(ids[positions[0]])][1] or "" for positions in by_document.values())
+    top = list(by_document.items())[:k]  # dicts keep insertion order: best document first
+    shown = [i for _, positions in top for i in positions[:PASSAGES_PER_DOCUMENT]]
+    rows = store.passages([int(ids[i]) for i in shown])
+    hits = []
+    for path, positions in top:
+        passages = []
+        for i in positions[:PASSAGES_PER_DOCUMENT]:
+            row = rows.get(int(ids[i]))
+            if row is not None:
+                cos = None if np.isnan(cosine[i]) else float(cosine[i])
+                passages.append(_passage_hit(row, float(scores[i]), str(matched[i]), cos, float(keyword[i]),
+                                             terms))
+        if passages:
+            hits.append(_document_hit(path, passages, rows[passages[0].passage_id]))
+    complete = len(c.ids) < config.max_counted
+    return SearchResults(tuple(hits), len(by_document), dict(languages), complete=complete)
+
+
+def _document_hit(path: str, passages: list[PassageHit], row: PassageRow) -> DocumentHit:
+    kinds = {p.matched_by for p in passages}
+    matched_by = "both" if "both" in kinds or len(kinds) > 1 else kinds.pop()
+    return DocumentHit(path=path, score=passages[0].score, language=row.document_language,
+                       file_type=row.file_type, passages=tuple(passages), matched_by=matched_by)
+
+
+def _passage_hit(row: PassageRow, score: float, matched_by: str, cosine: float | None,
+                 keyword: float, terms: HighlightTerms | None = None) -> PassageHit:
+    return PassageHit(passage_id=row.passage_id, score=score, text=row.text, start=row.start,
+                      end=row.end, page=row.page, language=row.language, snippet=make_snippet(row.text, terms=terms),
+                      matched_by=matched_by, cosine=cosine, keyword_score=keyword)
+
+
+def make_snippet(text: str, limit: int = SNIPPET_CHARS, terms: HighlightTerms | None = None) -> str:
+    """The passage on one line, cut at a word boundary with an ellipsis when too long.
+
+    With `terms`, a long passage's snippet starts shortly before the first matched word,
+    so an identifier deep in a passage is in its snippet (and can be marked there).
+    """
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
+    spans = match_spans(flat, terms) if terms else []
+    if spans and spans[0][1] > limit - 20:
+        cut = flat.rfind(" ", 0, max(0, spans[0][0] - 40)) + 1
+        flat = "…" + flat[cut:]
+        if len(flat) <= limit:
+            return flat
     cut = flat.rfind(" ", 0, limit)
     return flat[: cut if cut > limit // 2 else limit].rstrip() + "…"
+
+
+__all__ = ["MODES", "SearchConfig", "SearchIndexes", "dense_candidates", "make_snippet", "run_search"]

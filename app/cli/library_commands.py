@@ -26,8 +26,15 @@ def register(subparsers) -> None:
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
     index.set_defaults(run=run_index, uses_model=ACTIVE_MODEL)
 
-    search = subparsers.add_parser("search", help="search indexed documents by meaning")
-    search.add_argument("query", type=query_text)
+    from engine.query import QUERY_HELP
+    from engine.search import MODES
+
+    search = subparsers.add_parser("search", help="search indexed documents by meaning and by keywords",
+                                   epilog=QUERY_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    search.add_argument("query", type=query_text,
+                        help="what to look for, in the query syntax below (quote it in the shell)")
+    search.add_argument("--mode", choices=MODES, default="fused",
+                        help="fused: meaning and keywords (default); dense: meaning only; keyword: words only")
     search.add_argument("-k", type=at_least_one, default=10, help="number of documents (default 10)")
     search.add_argument("--lang", action="append", type=language_code,
                         help="only passages in this language (ISO 639-1, e.g. de); repeatable")
@@ -164,21 +171,47 @@ def run_search(args) -> int:
         return 0
     library = open_library(args)
     try:
-        hits = library.search(args.query, k=args.k, languages=args.lang,
-                              path_prefix=str(Path(args.path).expanduser().absolute()) if args.path else None,
-                              file_types=args.file_types)
+        results = library.search_results(
+            args.query, k=args.k, languages=args.lang,
+            path_prefix=str(Path(args.path).expanduser().absolute()) if args.path else None,
+            file_types=args.file_types, mode=getattr(args, "mode", "fused"))
     finally:
         library.close()
+    hits = results.hits
     if args.json:
         print(json.dumps([_hit_json(h) for h in hits], indent=2, ensure_ascii=False))
         return 0
     if not hits:
         print("no results")
+        return 0
+    terms = highlight_terms(args.query)
     for rank, hit in enumerate(hits, 1):
         page = f", page {hit.best.page}" if hit.best.page else ""
-        print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  {hit.path}{page}")
-        print(f"      {hit.best.snippet}")
+        print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  {hit.path}{page}")
+        print(f"      {_marked(hit.best.snippet, terms)}")
+    at_least = "" if results.complete else "at least "
+    print(f"{at_least}{results.total} matching documents" + (f", {len(hits)} shown" if results.total > len(hits) else ""))
     return 0
+
+
+_MATCHED = {"keywords": "keywords", "meaning": "meaning", "both": "keywords+meaning"}
+
+
+def _marked(snippet: str, terms) -> str:
+    """The snippet with matched words in [brackets] (plain text: pipes and files stay clean)."""
+    from engine.highlight import match_spans
+
+    out, at = [], 0
+    for start, end in match_spans(snippet, terms):
+        out += [snippet[at:start], "[", snippet[start:end], "]"]
+        at = end
+    return "".join(out + [snippet[at:]])
+
+
+def highlight_terms(query: str):
+    from engine.highlight import query_terms
+
+    return query_terms(query)
 
 
 def _hit_json(hit) -> dict:
@@ -192,9 +225,12 @@ def _hit_json(hit) -> dict:
         "start": best.start,
         "end": best.end,
         "page": best.page,
+        "matched_by": hit.matched_by,
         "passages": [
             {"score": round(p.score, 6), "start": p.start, "end": p.end, "page": p.page,
-             "language": p.language, "snippet": p.snippet}
+             "language": p.language, "snippet": p.snippet, "matched_by": p.matched_by,
+             "cosine": None if p.cosine is None else round(p.cosine, 6),
+             "keyword_score": round(p.keyword_score, 6)}
             for p in hit.passages
         ],
     }

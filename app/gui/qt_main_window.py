@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,14 +33,14 @@ from app.gui.qt_theme import app_icon, is_palette_change, refresh_icons
 from app.gui.qt_watch import QtFolderWatch
 from app.gui.qt_worker import QtWorker
 from engine.encoders.deferred import DeferredEncoder
-from engine.errors import BabelfindError, NotIndexedError
+from engine.errors import BabelfindError, NotIndexedError, QuerySyntaxError
 from engine.events import IndexFinished
 
 log = logging.getLogger(__name__)
 
-RESULT_LIMIT = 50  # documents per search; the language facet counts over these
-ROOTS_REFRESH_MS = 1000
-LOADING_MESSAGE = "Loading the model..."  # sidebar counts refresh at most this often while indexing
+RESULT_LIMIT = 50  # documents shown per search; counts and the language facet cover every match
+ROOTS_REFRESH_MS = 1000  # sidebar counts refresh at most this often while indexing
+LOADING_MESSAGE = "Loading the model..."
 
 
 class QtMainWindow(QtResultActions, QMainWindow):
@@ -178,21 +177,26 @@ class QtMainWindow(QtResultActions, QMainWindow):
             self.statusBar().showMessage(LOADING_MESSAGE)
             return
         started = time.perf_counter()
-        hits = []
+        hits, total, counts, syntax_error = [], 0, {}, None
         if query:
             try:
-                hits = self.library.search(query, RESULT_LIMIT, path_prefix=bar.path_prefix(), file_types=bar.file_types())
+                hits, total, counts = self._search(query)
+            except QuerySyntaxError as e:  # often half typed ("lang:d", an open quote): a hint, not an alarm
+                syntax_error = e
             except BabelfindError as e:
                 self._report(e)
         # the same query again (a refresh after indexing, a filter change) keeps the
         # document being read; a new query starts at its best hit
         keep = self.results.current_hit() if query == self.results_model.query() else None
+        self.preview.query = query
         self.results_model.set_hits(hits, query)
         if keep is not None:
             self.results.select_path(keep.path)
-        bar.set_language_counts(Counter(h.language or "" for h in hits))
+        bar.set_language_counts(counts)
         elapsed_ms = (time.perf_counter() - started) * 1000
-        bar.set_result_count(self.language_filter.rowCount(), len(hits), elapsed_ms if query else None)
+        bar.set_result_count(len(hits), total, elapsed_ms if query else None)
+        if syntax_error is not None:
+            bar.show_query_error(str(syntax_error))
         self._show_results_area(bool(query))
         if query:
             self.skipped.collapse()  # the list of skipped files gives the results their room back
@@ -226,9 +230,23 @@ class QtMainWindow(QtResultActions, QMainWindow):
             self._search_waiting = False
             self.run_search()
 
-    def _on_language(self, language: str) -> None:
-        self.language_filter.set_language(language)
-        self.search_bar.set_result_count(self.language_filter.rowCount(), self.results_model.rowCount())
+    def _search(self, query: str):
+        """(hits, documents matching, per-language counts over every match): the facet's
+        language filters inside the engine's retrieval, its counts come from all matches."""
+        bar = self.search_bar
+        results = self.library.search_results(query, RESULT_LIMIT, path_prefix=bar.path_prefix(),
+                                              file_types=bar.file_types())
+        if not results.complete:
+            log.info("search %r: counting stopped at %d documents", query, results.total)
+        language = bar.selected_language()
+        if not language:
+            return list(results.hits), results.total, results.languages
+        narrowed = self.library.search_results(query, RESULT_LIMIT, languages=[language],
+                                               path_prefix=bar.path_prefix(), file_types=bar.file_types())
+        return list(narrowed.hits), narrowed.total, results.languages
+
+    def _on_language(self, _language: str) -> None:
+        self.run_search()  # the language filters inside retrieval, not over the shown 50
 
     def _open_hit(self, hit) -> None:
         if hit is not None:

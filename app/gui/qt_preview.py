@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from app.gui.qt_theme import colours, is_palette_change, set_icon
 from engine.errors import BabelfindError
 from engine.events import DocumentHit, PassageHit
+from engine.highlight import match_spans, query_terms
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class QtPreview(QWidget):
         super().__init__(parent)
         self._load_text = load_text
         self._hit: DocumentHit | None = None
+        self.query = ""  # the search box text; its matched words are marked in the passages
         self._passage_index = 0
         self._text_path: str | None = None  # whose text the editor holds now
         # The passage offset the view keeps centred until the person scrolls. The first
@@ -140,11 +142,34 @@ class QtPreview(QWidget):
 
     def highlighted_range(self) -> tuple[int, int] | None:
         """(start, end) of the strongly highlighted passage in the shown text."""
-        selections = self.editor.extraSelections()
+        selections = self.editor.extraSelections()[: len(self._hit.passages) if self._hit else 0]
         if not selections:
             return None
-        cursor = selections[-1].cursor  # the current passage is drawn last, on top
+        cursor = selections[-1].cursor  # the current passage is drawn after the others
         return cursor.selectionStart(), cursor.selectionEnd()
+
+    def marked_words(self) -> list[str]:
+        """The texts of the words marked as matching the query, in document order."""
+        selections = self.editor.extraSelections()[len(self._hit.passages) if self._hit else 0 :]
+        return [s.cursor.selectedText() for s in selections]
+
+    def _word_marks(self, hit: DocumentHit, length: int) -> list:
+        """Bold, underlined marks on the query's words inside the hit's passages."""
+        terms = query_terms(self.query)
+        marks = []
+        for p in hit.passages:
+            for start, end in match_spans(p.text, terms):
+                mark = QTextEdit.ExtraSelection()
+                fmt = QTextCharFormat()
+                fmt.setFontWeight(QFont.Weight.Bold)
+                fmt.setFontUnderline(True)
+                mark.format = fmt
+                cursor = QTextCursor(self.editor.document())
+                cursor.setPosition(min(p.start + start, length))
+                cursor.setPosition(min(p.start + end, length), QTextCursor.MoveMode.KeepAnchor)
+                mark.cursor = cursor
+                marks.append(mark)
+        return marks
 
     def _load(self, path: str) -> None:
         try:
@@ -176,6 +201,7 @@ class QtPreview(QWidget):
             cursor.setPosition(min(p.end, length), QTextCursor.MoveMode.KeepAnchor)
             selection.cursor = cursor
             selections.append(selection)
+        selections.extend(self._word_marks(hit, length))
         self.editor.setExtraSelections(selections)
         self._scroll_to(min(passage.start, length))
         self._describe(hit, passage)
@@ -212,6 +238,8 @@ class QtPreview(QWidget):
         if passage.language:
             parts.append(passage.language.upper())
         parts.append(f"score {passage.score:.2f}")
+        parts.append({"keywords": "matched its words", "meaning": "matched by meaning",
+                      "both": "matched words and meaning"}.get(passage.matched_by, passage.matched_by))
         if len(hit.passages) > 1:
             parts.append(f"passage {self._passage_index + 1} of {len(hit.passages)}")
         self.meta.setText("  ·  ".join(parts))

@@ -8,7 +8,6 @@ snippet; a right-click menu per card and a "Sort by" choice above the list.
 from __future__ import annotations
 
 import html
-import re
 from datetime import datetime
 from pathlib import Path
 
@@ -31,35 +30,24 @@ from PySide6.QtWidgets import (
 from app.gui.qt_models import SORT_KEYS, QtResultsModel, size_text
 from app.gui.qt_theme import colours
 from engine.events import DocumentHit
+from engine.highlight import match_spans, query_terms
 
 _PAD = 8
+# The badge says how a result matched: its words, its meaning, or both.
+MATCH_LABELS = {"keywords": "words", "meaning": "meaning", "both": "words + meaning"}
 _SNIPPET_LINES = 2
 
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-# Short English function words a query often holds; marking them in a snippet is noise.
-_STOPWORDS = frozenset(
-    "the and are for how why what who when where with was were from into that this has have "
-    "not but you its can does did our their there than then them they".split()
-)
-
-
 def query_spans(snippet: str, query: str) -> list[tuple[int, int]]:
-    """Where the query's words (or words starting with them) occur in `snippet`.
+    """Where the query's words occur in `snippet`: whole words, identifiers intact.
 
-    Example: query_spans("Honey bees collect nectar", "bee nectar") == [(6, 10), (19, 25)]
+    Example: query_spans("Honey bees collect nectar", "bee nectar") == [(19, 25)]
 
-    Cross-language hits share no words with the query and get no marks; the snippet is
-    still the best passage, and the preview highlights it whole.
+    Matching is the keyword index's (engine.highlight): folded case and accents, whole
+    words or identifier parts, phrases only where their words stand together.
+    Cross-language hits share no words with the query and get no marks.
     """
-    stems = {w.lower() for w in _WORD.findall(query) if len(w) >= 3} - _STOPWORDS
-    if not stems:
-        return []
-    return [
-        (m.start(), m.end())
-        for m in _WORD.finditer(snippet)
-        if any(m.group().lower().startswith(stem) for stem in stems)
-    ]
+    return match_spans(snippet, query_terms(query))
 
 
 def focus_snippet(snippet: str, spans: list[tuple[int, int]], lead: int = 40) -> tuple[str, list[tuple[int, int]]]:
@@ -159,7 +147,7 @@ class QtResultDelegate(QStyledItemDelegate):
         x = area.right() - score_w
         painter.setPen(QColor(c.muted))
         painter.drawText(QRect(x, area.top(), score_w, line), Qt.AlignmentFlag.AlignVCenter, score)
-        label = (hit.language or "?").upper()
+        label = f"{(hit.language or '?').upper()} · {MATCH_LABELS.get(hit.matched_by, hit.matched_by)}"
         badge_w = metrics.horizontalAdvance(label) + 12
         x -= badge_w + 8
         badge = QRectF(x, area.top() + 1, badge_w, line - 2)

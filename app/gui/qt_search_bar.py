@@ -11,10 +11,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QSettings, QStringListModel, Qt, QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QCompleter, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QCompleter,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSizePolicy,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.gui.qt_languages import language_label
 from app.gui.qt_theme import icon, set_icon
+from engine.query import QUERY_HELP
 
 DEBOUNCE_MS = 150
 RECENT_KEY = "search/recent"
@@ -52,9 +63,13 @@ class QtSearchBar(QWidget):
         self.field.setClearButtonEnabled(True)
         self.field.setToolTip(
             "Type a question or a few words; results update as you type.\n"
+            "Quotes, -word, lang:, type:, path:, after: and before: narrow it (click ? for help).\n"
             "Up/Down pick a result, Enter opens it, Tab moves to the results.\n"
             "Down in the empty field lists earlier searches."
         )
+        self.help_action = self.field.addAction(icon("help"), QLineEdit.ActionPosition.TrailingPosition)
+        self.help_action.setToolTip(QUERY_HELP)
+        self.help_action.triggered.connect(self.show_help)
         self._search_action = self.field.addAction(icon("search"), QLineEdit.ActionPosition.LeadingPosition)
         set_icon(self._search_action, "search")
         self.field.installEventFilter(self)
@@ -72,7 +87,7 @@ class QtSearchBar(QWidget):
         self.debounce.timeout.connect(self.search_requested)
         self.field.textChanged.connect(lambda _text: self.debounce.start())
         self.field.returnPressed.connect(self._on_enter)
-        self.language = self._combo("Only results in this language; the numbers count the current results")
+        self.language = self._combo("Only results in this language; the numbers count every matching document")
         self.language.currentIndexChanged.connect(lambda _i: self.language_changed.emit(self.selected_language()))
         self.folder = self._combo("Search only in this indexed folder")
         self.folder.currentIndexChanged.connect(lambda _i: self.search_requested.emit())
@@ -105,6 +120,10 @@ class QtSearchBar(QWidget):
         combo.setToolTip(tip)
         combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         return combo
+
+    def show_help(self) -> None:
+        """The query syntax in a popover under the field (the same text as `babelfind search --help`)."""
+        QToolTip.showText(self.field.mapToGlobal(self.field.rect().bottomRight()), QUERY_HELP, self.field)
 
     # -- what the window reads -------------------------------------------------------
 
@@ -151,8 +170,14 @@ class QtSearchBar(QWidget):
         if not self.query():
             self.count_label.setText("")
             return
+        self.count_label.setToolTip("")
         text = f"{shown} of {total} documents" if shown != total else f"{total} documents"
         self.count_label.setText(text + (f"  ·  {elapsed_ms:.0f} ms" if elapsed_ms is not None else ""))
+
+    def show_query_error(self, message: str) -> None:
+        """Says what in the query cannot be used, where the count would be."""
+        self.count_label.setText(message)
+        self.count_label.setToolTip(message + "\n\n" + QUERY_HELP)
 
     # -- recent queries --------------------------------------------------------------
 

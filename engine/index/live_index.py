@@ -9,10 +9,15 @@ stamped with that, never with whatever the database says at save time: another p
 may have committed passages this one never saw (the file would then claim them and the
 next open would trust it). Writers hold the library's write lock (engine.locking) and
 call `refresh()` after taking it, so they start from everything committed before.
+
+It also carries the keyword index (engine.index.keyword_index), so that every change the
+indexer mirrors into FAISS reaches the keyword index through the same `apply`, and every
+save stamps both with the same version.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Sequence
@@ -20,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.index.keyword_index import KeywordIndex
 from engine.store import GenerationInfo, Store
 from engine.index.vector_file import read_trailer
 from engine.index.vectors import VectorIndex, VectorIndexConfig
@@ -31,8 +37,9 @@ class LiveIndex:
     """A generation's vectors in FAISS; `apply` after each database commit."""
 
     def __init__(self, store: Store, generation: GenerationInfo, folder: Path, index: VectorIndex,
-                 config: VectorIndexConfig):
+                 config: VectorIndexConfig, keywords: KeywordIndex | None = None):
         self.store = store
+        self.keywords = keywords
         self.generation = generation
         self.version = generation.version  # what `index` holds (see the module docstring)
         self.folder = folder
@@ -43,17 +50,18 @@ class LiveIndex:
 
     @classmethod
     def open(cls, store: Store, generation: GenerationInfo, folder: Path,
-             config: VectorIndexConfig | None = None) -> LiveIndex:
+             config: VectorIndexConfig | None = None, keywords: KeywordIndex | None = None) -> LiveIndex:
+        """Loads or rebuilds the vectors; `keywords` (opened for this generation) rides along."""
         config = config or VectorIndexConfig()
         folder.mkdir(parents=True, exist_ok=True)
         path = cls.file_for(folder, generation.id)
         index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim)
-        live = cls(store, generation, folder, index, config) if index is not None else None
+        live = cls(store, generation, folder, index, config, keywords) if index is not None else None
         if live is None:
             # `generation.version` was read before the vectors: if a writer commits while
             # they are read, the file's stamp is older than the database and is redone.
             log.info("rebuilding the vector index of generation %d from stored vectors", generation.id)
-            live = cls(store, generation, folder, cls._rebuild(store, generation, config), config)
+            live = cls(store, generation, folder, cls._rebuild(store, generation, config), config, keywords)
             live.save()
         return live
 
@@ -99,6 +107,8 @@ class LiveIndex:
             self.index.remove(np.asarray(removed, dtype=np.int64))
         if len(added):
             self.index.add(np.asarray(added, dtype=np.int64), vectors)
+        if self.keywords is not None:
+            self.keywords.apply(removed, added)
         current = self.store.generation_by_id(self.generation.id)
         if current is not None:
             self.version = current.version
@@ -120,6 +130,8 @@ class LiveIndex:
                      path, stamp, self.version)
         else:
             self.index.save(path, generation=self.version)
+        if self.keywords is not None:  # stamped, like the FAISS file, with what it holds
+            self.keywords.stamp(dataclasses.replace(current, version=self.version))
         self._dirty = False
         self._last_save = time.monotonic()
 

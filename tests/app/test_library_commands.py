@@ -63,3 +63,38 @@ def test_user_mistakes_are_one_line_errors(default_models, capsys, tmp_path):
     assert code == 1 and err.startswith("babelfind: error:") and "not indexed" in err
     code, out, err = run(capsys, "--db", "postgresql+psycopg://x:y@127.0.0.1:1/none?connect_timeout=1", "status")
     assert code == 1 and "cannot open the database" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_search_modes_syntax_and_match_kinds_with_the_bundled_model(default_models, capsys, tmp_path):
+    from search_corpora import write_invoices
+
+    from engine.config import data_paths
+    from engine.library import Library
+
+    files = write_invoices(tmp_path / "invoices")
+    assert run(capsys, "index", str(tmp_path / "invoices"))[0] == 0
+    numbers = list(files)[::8]  # 30 invoice numbers among 240 near-identical reminders
+    library = Library.open(data_paths())  # one model load for the 90 searches
+    try:
+        first = {mode: sum(library.search(n, k=1, mode=mode)[0].path == str(files[n]) for n in numbers)
+                 for mode in ("fused", "dense", "keyword")}
+    finally:
+        library.close()
+    assert first["fused"] == first["keyword"] == len(numbers), first
+    code, out, _ = run(capsys, "search", numbers[0], "--json", "-k", "1", "--mode", "keyword")
+    assert json.loads(out)[0]["matched_by"] == "keywords"
+    code, out, _ = run(capsys, "search", numbers[0], "--json", "-k", "1")
+    assert json.loads(out)[0]["matched_by"] in ("keywords", "both")
+    code, out, _ = run(capsys, "search", f'"{numbers[1]}" lang:de,en,fr,es', "-k", "3")
+    assert code == 0 and f"[{numbers[1]}]" in out and "1 matching documents" in out
+    code, out, err = run(capsys, "search", "invoice after:2024-02-30")
+    assert code == 1 and "is not a date" in err and err.count("\n") == 1
+
+
+def test_search_help_documents_the_query_syntax(capsys):
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    out = capsys.readouterr().out
+    for part in ('"exact phrase"', "-word", "lang:de", "type:pdf", "path:~/Papers", "after:2024-01-01", "before:", "--mode"):
+        assert part in out

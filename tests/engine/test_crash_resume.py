@@ -1,5 +1,5 @@
-"""Indexing survives `kill -9` at random moments: after resuming, database rows and
-FAISS ids agree exactly and search works."""
+"""Indexing survives `kill -9` at random moments: after resuming, database rows, FAISS ids
+and keyword index ids agree exactly and search works."""
 
 from __future__ import annotations
 
@@ -82,6 +82,10 @@ def test_kill_at_random_points_then_resume(babelfind_home, tmp_path):
     assert documents == 150 and orphans == 0
     assert passage_ids == vector_ids == set(library.live.index.ids().tolist())
     assert len(library.live) == len(passage_ids)  # no duplicates in FAISS
+    assert set(library.live.keywords.ids().tolist()) == passage_ids  # the keyword index too
+    assert len(library.live.keywords) == len(passage_ids)
+    keyword_hits = library.search("number42", k=3, mode="keyword")
+    assert [Path(h.path).name for h in keyword_hits] == ["doc042.txt"]
     hits = library.search("number42 honey", k=3)
     assert Path(hits[0].path).name == "doc042.txt"
     library.close()

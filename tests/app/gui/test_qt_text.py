@@ -34,12 +34,22 @@ def test_summary_text_names_only_what_happened():
     assert summary_text(IndexSummary(indexed=1, passages=2, cancelled=True)).endswith("cancelled, what was done is kept")
 
 
-def test_query_spans_mark_query_words_and_their_longer_forms():
+def test_query_spans_mark_whole_words_only():
     snippet = "Honey bees collect nectar; a beekeeper sells honey."
-    spans = query_spans(snippet, "bee NECTAR a")
-    assert [snippet[s:e] for s, e in spans] == ["bees", "nectar", "beekeeper"]
+    spans = query_spans(snippet, "bees NECTAR a")
+    assert [snippet[s:e] for s, e in spans] == ["bees", "nectar"]
     assert query_spans("Der Zug fährt", "train") == []  # another language: nothing to mark
     assert query_spans("the bees and the hive", "why are the bees") == [(4, 8)]  # no function words
+    red = "Red Hat may redistribute the red paint."
+    assert [red[s:e] for s, e in query_spans(red, "red")] == ["Red", "red"]
+
+
+def test_query_spans_keep_identifiers_intact_and_match_phrases_and_accents():
+    text = "Call ffi_prep_closure_loc() for FA-2024-5521; the Größe of a red wine, wine red."
+    assert [text[s:e] for s, e in query_spans(text, "ffi_prep_closure_loc")] == ["ffi_prep_closure_loc"]
+    assert [text[s:e] for s, e in query_spans(text, "closure")] == ["closure"]
+    assert [text[s:e] for s, e in query_spans(text, "fa-2024-5521 grosse")] == ["FA-2024-5521", "Größe"]
+    assert [text[s:e] for s, e in query_spans(text, '"red wine" -paint lang:en')] == ["red wine"]
 
 
 def test_snippet_html_escapes_and_marks():

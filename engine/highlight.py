@@ -1,0 +1,93 @@
+"""Where a query's words occur in a text: whole words, folded like the keyword index.
+
+    >>> match_spans("ffi_prep_closure_loc failed; Red Hat", query_terms("closure red"))
+    [(9, 16), (29, 32)]
+
+A word matches a whole token or one part of an identifier ("closure" marks just that
+part of `ffi_prep_closure_loc`; `ffi_prep_closure_loc` marks all of it, underscores
+included). "red" never marks "redistribute". A quoted phrase marks its words only where
+they stand together. Excluded words and filters mark nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.errors import QuerySyntaxError
+from engine.index.keyword_tokens import Token, tokenize
+from engine.query import ParsedQuery, parse_query
+
+
+# Short English function words a query often holds; marking them in a snippet is noise
+# (BM25 already gives them almost no weight in the ranking).
+_FUNCTION_WORDS = frozenset(
+    "a an the and or are is was were be for how why what who when where with from into that this "
+    "has have not but you its can does did do our their there than then them they of to in on at by".split()
+)
+
+
+@dataclass(frozen=True)
+class HighlightTerms:
+    words: frozenset[str]  # folded terms of the plain words
+    phrases: tuple[tuple[str, ...], ...]  # folded term sequences of the phrases
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.phrases)
+
+    @classmethod
+    def of(cls, parsed: ParsedQuery) -> HighlightTerms:
+        return _terms(parsed.words, parsed.phrases)
+
+
+def query_terms(query: str) -> HighlightTerms:
+    """The terms of the search box text to mark; a malformed query marks its plain words."""
+    try:
+        parsed = parse_query(query)
+        words, phrases = parsed.words, parsed.phrases
+    except QuerySyntaxError:
+        words, phrases = tuple(query.replace('"', " ").split()), ()
+    return _terms(words, phrases)
+
+
+def _terms(words: tuple[str, ...], phrases: tuple[str, ...]) -> HighlightTerms:
+    terms = frozenset(t.term for w in words for t in tokenize(w))
+    if terms - _FUNCTION_WORDS:  # "why are the bees" marks "bees", not every "the"
+        terms -= _FUNCTION_WORDS
+    return HighlightTerms(terms, tuple(s for s in (tuple(t.term for t in tokenize(p)) for p in phrases) if s))
+
+
+def match_spans(text: str, terms: HighlightTerms) -> list[tuple[int, int]]:
+    """Sorted, non-overlapping (start, end) offsets of the matched words in `text`."""
+    if not terms:
+        return []
+    tokens = tokenize(text)
+    spans: list[tuple[int, int]] = []
+    for token in tokens:
+        spans.extend(_word_spans(token, terms.words))
+    for phrase in terms.phrases:
+        spans.extend(_phrase_spans(tokens, phrase))
+    return _merge(spans)
+
+
+def _word_spans(token: Token, words: frozenset[str]) -> list[tuple[int, int]]:
+    if token.term in words:
+        return [(token.start, token.end)]
+    return [(p.start, p.end) for p in token.parts if p.term in words]
+
+
+def _phrase_spans(tokens: list[Token], phrase: tuple[str, ...]) -> list[tuple[int, int]]:
+    n = len(phrase)
+    terms = [t.term for t in tokens]
+    return [(tokens[i].start, tokens[i + n - 1].end) for i in range(len(tokens) - n + 1)
+            if terms[i : i + n] == list(phrase)]
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping spans (CJK bigrams, a phrase over its words) become one."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged

@@ -1,0 +1,292 @@
+"""The keyword index: BM25 over passage text in a local SQLite FTS5 file, beside the FAISS file.
+
+    >>> keywords = KeywordIndex.open(store, generation, paths.indexes)   # repairs itself if stale
+    >>> keywords.apply(removed_ids, added_ids)                           # after each commit
+    >>> ids, scores = keywords.search(KeywordQuery.of(["rechnung", "FA-2024-5521"]), limit=100)
+
+Like the FAISS file it is a disposable cache of the database: the file records the
+generation and version it reflects; when these disagree on open (the app was killed, the
+store is another machine's PostgreSQL, the model changed) the passage ids of both are
+compared and the difference is applied from the stored passage text. Passages are never
+edited in place (a changed document gets new passage ids), so equal id sets mean equal
+content. Terms come from engine.index.keyword_tokens (folding, bigrams, identifiers);
+FTS5's `ascii` tokeniser only splits them at the spaces put between them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.errors import StoreError
+from engine.index.keyword_tokens import index_terms, tokenize
+from engine.store import GenerationInfo, Store
+from engine.store.search_queries import passage_ids, passage_texts
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "keywords.sqlite"
+SCHEMA_VERSION = 1
+REPAIR_BATCH = 2000  # passages read from the store per step when repairing
+BM25_K1 = 1.2  # FTS5's bm25() constant; the upper bound of one term's weight is idf * (k1 + 1)
+COMMON_SHARE = 0.05  # a word in more of the passages than this is left out of matching (idf < 2.9)
+PRUNE_MIN_PASSAGES = 2000  # ...in collections at least this large
+
+
+@dataclass(frozen=True)
+class KeywordQuery:
+    """FTS5 groups to OR together: each group is a word, as alternatives of AND-ed terms.
+
+    An identifier `FA-2024-5521` is the group (("fa_2024_5521",), ("fa", "2024", "5521")):
+    the whole term, or all its parts (written apart: "FA 2024 5521").
+    """
+
+    groups: tuple[tuple[tuple[str, ...], ...], ...]
+
+    @classmethod
+    def of(cls, words: Iterable[str]) -> KeywordQuery:
+        groups = []
+        for word in words:
+            for token in tokenize(word):
+                alternatives = [(token.term,)]
+                if token.parts:
+                    alternatives.append(tuple(p.term for p in token.parts))
+                groups.append(tuple(alternatives))
+        return cls(tuple(dict.fromkeys(groups)))
+
+    @property
+    def terms(self) -> list[str]:
+        """Every distinct term named, for document frequencies."""
+        return list(dict.fromkeys(t for g in self.groups for alt in g for t in alt))
+
+    def match_expression(self) -> str:
+        def quoted(term: str) -> str:
+            return '"' + term.replace('"', '""') + '"'
+
+        def group(alternatives) -> str:
+            return " OR ".join("(" + " AND ".join(quoted(t) for t in alt) + ")" for alt in alternatives)
+
+        return " OR ".join("(" + group(g) + ")" for g in self.groups)
+
+    def __bool__(self) -> bool:
+        return bool(self.groups)
+
+
+class KeywordIndex:
+    """Passage terms in FTS5, keyed by passage id; thread safe (one connection, one lock)."""
+
+    def __init__(self, store: Store, path: Path, connection: sqlite3.Connection):
+        self.store = store
+        self.path = path
+        self._db = connection
+        self._lock = threading.Lock()
+        self._count: int | None = None  # passages held, cached between writes
+        self.seconds = 0.0  # time spent tokenising and writing, for the indexing benchmark
+
+    @classmethod
+    def open(cls, store: Store, generation: GenerationInfo, folder: Path) -> KeywordIndex:
+        """Opens (creating or repairing) the keyword file in `folder` for `generation`."""
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / FILE_NAME
+        try:
+            index = cls(store, path, _connect(path))
+            index.sync(generation)
+        except sqlite3.DatabaseError as e:  # not a database, or damaged beyond SQLite's repair
+            log.warning("keyword index %s is unreadable (%s); rebuilding it", path, e)
+            for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                stale.unlink(missing_ok=True)
+            index = cls(store, path, _connect(path))
+            index.sync(generation)
+        return index
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- keeping in step with the database ------------------------------------------
+
+    def sync(self, generation: GenerationInfo) -> None:
+        """Makes the file hold exactly the store's passages, unless its stamp says it does."""
+        if self._stamp() == (generation.id, generation.version):
+            return
+        started = time.perf_counter()
+        stored = passage_ids(self.store)
+        with self._lock:
+            held = np.fromiter((r[0] for r in self._db.execute("SELECT rowid FROM passages")), np.int64)
+        removed = np.setdiff1d(held, stored, assume_unique=True)
+        added = np.setdiff1d(stored, held, assume_unique=True)
+        if len(removed) or len(added):
+            log.info("keyword index: repairing (%d to add, %d to remove)", len(added), len(removed))
+        self.apply(removed.tolist(), added.tolist())
+        self.stamp(generation)
+        log.info("keyword index in step with generation %d in %.2f s", generation.id,
+                 time.perf_counter() - started)
+
+    def apply(self, removed: Sequence[int], added: Sequence[int]) -> None:
+        """Mirrors a committed change; the added passages' text is read from the store."""
+        started = time.perf_counter()
+        self._count = None
+        if len(removed):
+            with self._lock, self._db:
+                self._db.executemany("DELETE FROM passages WHERE rowid = ?", ((int(i),) for i in removed))
+        for i in range(0, len(added), REPAIR_BATCH):
+            rows = passage_texts(self.store, [int(a) for a in added[i : i + REPAIR_BATCH]])
+            self.add(rows)
+        self.seconds += time.perf_counter() - started
+
+    def add(self, rows: Iterable[tuple[int, int, str]]) -> None:
+        """Indexes (passage id, document id, text) rows; an id present already is replaced."""
+        values = [(pid, " ".join(index_terms(text)), doc) for pid, doc, text in rows]
+        self._count = None
+        with self._lock, self._db:
+            self._db.executemany("DELETE FROM passages WHERE rowid = ?", ((v[0],) for v in values))
+            self._db.executemany("INSERT INTO passages(rowid, terms, document) VALUES (?, ?, ?)", values)
+
+    def stamp(self, generation: GenerationInfo) -> None:
+        """Records that the file reflects `generation` at its version (call after a save)."""
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (generation.id,))
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (generation.version,))
+
+    def _stamp(self) -> tuple[int, int] | None:
+        with self._lock:
+            meta = dict(self._db.execute("SELECT key, value FROM meta"))
+        if "generation" not in meta or "version" not in meta:
+            return None
+        return int(meta["generation"]), int(meta["version"])
+
+    # -- queries --------------------------------------------------------------------
+
+    def ids(self) -> np.ndarray:
+        """Every passage id held, sorted, int64 [n]."""
+        with self._lock:
+            rows = self._db.execute("SELECT rowid FROM passages ORDER BY rowid")
+            return np.fromiter((r[0] for r in rows), np.int64)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._count_locked()
+
+    def _count_locked(self) -> int:
+        # The docsize shadow table has one small row per passage: counting it is far
+        # cheaper than count(*) on the full-text table, which reads every row.
+        return int(self._db.execute("SELECT count(*) FROM passages_docsize").fetchone()[0])
+
+    def search(self, query: KeywordQuery, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """(passage ids int64 [n], scores float32 [n]) best first, n <= limit.
+
+        Scores are BM25 divided by the query's best possible BM25 (every term present,
+        often), so 1.0 is "all of it, strongly" and a match of one common word is near 0;
+        that makes them comparable across queries for the relevance floor and fusion.
+        """
+        if not query:
+            return np.empty(0, np.int64), np.empty(0, np.float32)
+        with self._lock:
+            total, frequencies = self._frequencies(query)
+            matched = _without_common_words(query, frequencies, total)
+            if not matched:
+                return np.empty(0, np.int64), np.empty(0, np.float32)
+            rows = self._db.execute(
+                "SELECT rowid, -bm25(passages) FROM passages WHERE passages MATCH ? "
+                "ORDER BY bm25(passages) LIMIT ?", (matched.match_expression(), int(limit))).fetchall()
+            bound = _best_possible(query, frequencies, total)
+        ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        scores = np.fromiter((r[1] for r in rows), np.float32, len(rows)) / np.float32(bound)
+        return ids, np.minimum(scores, 1.0)
+
+    def matching(self, terms: Sequence[str], phrase: bool = False) -> np.ndarray:
+        """Ids of every passage holding all `terms` (folded terms, e.g. from tokenize);
+        with `phrase`, holding them consecutively in this order."""
+        if not terms:
+            return np.empty(0, np.int64)
+        if phrase:
+            expression = '"' + " ".join(t.replace('"', '""') for t in terms) + '"'
+        else:
+            expression = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        with self._lock:
+            rows = self._db.execute("SELECT rowid FROM passages WHERE passages MATCH ?", (expression,))
+            return np.fromiter((r[0] for r in rows), np.int64)
+
+    def _frequencies(self, query: KeywordQuery) -> tuple[int, dict[str, int]]:
+        """(passages held, passages holding each of the query's terms); caller holds the lock."""
+        found: dict[str, int] = {}
+        for term in query.terms:  # one `term = ?` each: fts5vocab scans everything for IN (...)
+            row = self._db.execute("SELECT doc FROM vocabulary WHERE term = ?", (term,)).fetchone()
+            if row is not None:
+                found[term] = int(row[0])
+        if self._count is None:
+            self._count = self._count_locked()
+        return self._count, found
+
+
+def _idf(n: int, total: int) -> float:
+    """FTS5's bm25 idf, floored at 1e-6 as FTS5 does."""
+    return max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) if total else 1e-6
+
+
+def _best_possible(query: KeywordQuery, frequencies: dict[str, int], total: int) -> float:
+    """Sum over the query's terms of idf * (k1 + 1): bm25's ceiling for it."""
+    return max(sum(_idf(frequencies.get(t, 0), total) * (BM25_K1 + 1) for t in query.terms), 1e-6)
+
+
+def _without_common_words(query: KeywordQuery, frequencies: dict[str, int], total: int) -> KeywordQuery:
+    """The query without words in more than COMMON_SHARE of passages (large collections).
+
+    Such words weigh little in BM25 (idf < 2.9) but make FTS5 score and sort a large part
+    of the collection (380 ms for 25k of 100k passages): "the invoice FA-2024-5521"
+    matches as fast as the number. A query of only such words gets no keyword candidates;
+    meaning still answers it. Small collections keep every word: sorting them is cheap.
+    """
+    if total < PRUNE_MIN_PASSAGES:
+        return query
+
+    def rare(term: str) -> bool:
+        return frequencies.get(term, 0) <= COMMON_SHARE * total
+
+    groups = []
+    for group in query.groups:
+        # In an identifier's parts ("fa" AND "2024" AND "5521") the common parts select
+        # nothing but cost a long posting list each: keep the rare ones.
+        alternatives = tuple(dict.fromkeys(
+            tuple(t for t in alt if rare(t)) for alt in group if any(rare(t) for t in alt)))
+        if alternatives:
+            groups.append(alternatives)
+    return KeywordQuery(tuple(groups))
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.isolation_level = ""  # `with db:` commits or rolls back a transaction
+        _create(db)
+        # Touch the full-text structures: a damaged file fails here, not in a later search.
+        db.execute("SELECT rowid FROM passages WHERE passages MATCH '\"probe\"' LIMIT 1").fetchall()
+        db.execute("SELECT key, value FROM meta").fetchall()
+    except sqlite3.OperationalError as e:
+        if "fts5" in str(e).lower():
+            raise StoreError("this Python's SQLite has no FTS5 full-text search") from e
+        raise
+    return db
+
+
+def _create(db: sqlite3.Connection) -> None:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version not in (0, SCHEMA_VERSION):
+        raise sqlite3.DatabaseError(f"keyword index format {version}, expected {SCHEMA_VERSION}")
+    with db:
+        # `ascii` keeps every non-ASCII character inside a term; '_' joins identifier parts.
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5("
+                   "terms, document UNINDEXED, tokenize = \"ascii tokenchars '_'\")")
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS vocabulary USING fts5vocab(passages, 'row')")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER)")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

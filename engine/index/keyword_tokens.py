@@ -1,0 +1,151 @@
+"""Words for the keyword index, the same way for passages, queries and highlighting.
+
+    >>> [t.term for t in tokenize("Rechnung FA-2024-5521, Größe")]
+    ['rechnung', 'fa_2024_5521', 'grosse']
+    >>> index_terms("ffi_prep_closure_loc")      # the whole identifier, then its parts
+    ['ffi_prep_closure_loc', 'ffi', 'prep', 'closure', 'loc']
+
+Why done here and not by an SQLite tokeniser: FTS5's tokenisers split Devanagari and
+Thai words at their vowel signs and keep Chinese sentences as one "word", so a query
+finds nothing. Terms made here contain no spaces and are fed to FTS5's `ascii`
+tokeniser, which keeps every non-ASCII character as part of a term.
+
+  * case and accent folding: NFKC, casefold, and combining accents removed from Latin,
+    Greek and Cyrillic letters (marks of other scripts carry meaning and stay);
+  * scripts written without spaces (Han, kana, Hangul, Thai, Lao, Khmer, Myanmar) are
+    cut into overlapping character bigrams (a lone character stays a unigram), the
+    approach of Lucene's CJK analyser: no dictionary, works for every such language;
+  * identifiers (`FA-2023-1177`, `0x800f0922`, `ffi_prep_closure_loc`, `Z6III`) are one
+    term with their joiners as `_`, and also their parts: split at joiners, at letter /
+    digit changes and at lower -> upper case changes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+# Scripts without spaces between words: Thai, Lao, Myanmar, Khmer, Hangul Jamo, CJK
+# punctuation-free ranges (kana, Han, Hangul syllables), CJK compatibility, supplementary Han.
+_SPACELESS = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u1100-\u11ff\u3040-\u30ff\u31f0-\u31ff"
+    "\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0002ffff"
+)
+# Combining marks are part of words (Devanagari vowel signs, Hebrew points); `\w` alone misses them.
+_MARKS = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0900-\u0dff\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_WORD_CHAR = rf"[^\W_]|[{_MARKS}]"
+# Characters that join the parts of one identifier when a word character follows.
+_JOINERS = r"[-_./:@'’+#]"
+_SPACELESS_RUN = re.compile(rf"[{_SPACELESS}]+")
+_WORD = re.compile(rf"(?:{_WORD_CHAR})+(?:{_JOINERS}+(?:{_WORD_CHAR})+)*")
+_JOINER_RUN = re.compile(rf"{_JOINERS}+")
+# Boundaries inside a part: letter->digit, digit->letter, lower->Upper ("closureLoc").
+_CASE_DIGIT = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])|(?<=[a-z])(?=[A-Z])")
+_FOLDABLE_BASE = re.compile(r"[\u0000-\u052f\u1e00-\u1fff]")  # Latin, Greek, Cyrillic
+
+
+@dataclass(frozen=True)
+class Token:
+    """One term of a text, with where it stands there (for highlighting)."""
+
+    term: str  # folded; identifiers joined with "_"
+    start: int  # character offsets into the text that was tokenised
+    end: int
+    parts: tuple[Token, ...] = ()  # an identifier's pieces, each with its own offsets
+
+
+@lru_cache(maxsize=65536)
+def fold(word: str) -> str:
+    """Case- and accent-folded form: fold("Ärger") == "arger", fold("STRASSE") == fold("Straße")."""
+    text = unicodedata.normalize("NFKC", word).casefold()
+    if text.isascii():
+        return text
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFD", text):
+        if unicodedata.combining(ch) and out and _FOLDABLE_BASE.match(out[-1]):
+            continue  # an accent on a Latin, Greek or Cyrillic letter
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def tokenize(text: str) -> list[Token]:
+    """The terms of `text` in order, each with its offsets and (for identifiers) parts."""
+    tokens: list[Token] = []
+    at = 0
+    # Spaceless runs first: `\w` also matches Han and Thai, which must become bigrams.
+    for run in _SPACELESS_RUN.finditer(text):
+        tokens.extend(_words(text, at, run.start()))
+        tokens.extend(_bigrams(run.group(), run.start()))
+        at = run.end()
+    tokens.extend(_words(text, at, len(text)))
+    return tokens
+
+
+def _words(text: str, start: int, end: int) -> list[Token]:
+    return [_word_token(m.group(), m.start()) for m in _WORD.finditer(text, start, end)]
+
+
+def index_terms(text: str) -> list[str]:
+    """Every term the keyword index stores for `text`: whole words and identifier parts."""
+    terms: list[str] = []
+    at = 0
+    for run in _SPACELESS_RUN.finditer(text):
+        _word_terms(text, at, run.start(), terms)
+        terms.extend(t.term for t in _bigrams(run.group(), run.start()))
+        at = run.end()
+    _word_terms(text, at, len(text), terms)
+    return terms
+
+
+def _word_terms(text: str, start: int, end: int, terms: list[str]) -> None:
+    """index_terms' fast path: plain words skip building Token objects."""
+    for match in _WORD.finditer(text, start, end):
+        raw = match.group()
+        if _is_plain(raw):
+            terms.append(fold(raw))
+        else:
+            token = _word_token(raw, 0)
+            terms.append(token.term)
+            terms.extend(p.term for p in token.parts)
+
+
+def _bigrams(run: str, offset: int) -> list[Token]:
+    if len(run) == 1:
+        return [Token(fold(run), offset, offset + 1)]
+    return [Token(fold(run[i : i + 2]), offset + i, offset + i + 2) for i in range(len(run) - 1)]
+
+
+def _word_token(raw: str, offset: int) -> Token:
+    if _is_plain(raw):
+        return Token(fold(raw), offset, offset + len(raw))
+    pieces = _pieces(raw)
+    if len(pieces) <= 1:
+        return Token(fold(raw), offset, offset + len(raw))
+    whole = fold(_JOINER_RUN.sub("_", raw))  # "iPhone" stays "iphone", "FA-1" is "fa_1"
+    parts = tuple(Token(fold(p), offset + at, offset + at + len(p)) for at, p in pieces)
+    return Token(whole, offset, offset + len(raw), parts)
+
+
+def _is_plain(raw: str) -> bool:
+    """A word with no parts: letters in one case (or capitalised), or only digits; the common case."""
+    if raw.isdigit():
+        return True
+    return raw.isalpha() and (raw.isupper() or not any(c.isupper() for c in raw[1:]))
+
+
+def _pieces(raw: str) -> list[tuple[int, str]]:
+    """(offset, text) of an identifier's parts; one piece for a plain word."""
+    pieces: list[tuple[int, str]] = []
+    at = 0
+    for chunk in _JOINER_RUN.split(raw):
+        at = raw.index(chunk, at) if chunk else at
+        start = 0
+        for cut in [m.start() for m in _CASE_DIGIT.finditer(chunk)] + [len(chunk)]:
+            if cut > start:
+                pieces.append((at + start, chunk[start:cut]))
+            start = cut
+        at += len(chunk)
+    return pieces

@@ -1,0 +1,182 @@
+"""The search box's syntax: meaning, exact phrases, exclusions and filters in one line.
+
+    >>> q = parse_query('invoice "FA-2024-5521" -draft lang:de type:pdf after:2024-01-01')
+    >>> q.words, q.phrases, q.excluded, q.languages, q.file_types
+    (('invoice',), ('FA-2024-5521',), ('draft',), frozenset({'de'}), frozenset({'pdf'}))
+
+Syntax (QUERY_HELP is the text shown by `babelfind search --help` and the window):
+  words            searched by meaning and as keywords
+  "exact phrase"   only passages holding these words in this order (accents and case ignored)
+  -word, -"a b"    leave out documents holding the word or phrase
+  lang:de          only passages in this language; lang:de,fr for several
+  type:pdf         only files of this type; type:pdf,docx for several
+  path:~/Papers    only documents in this folder (quote a path with spaces: path:"~/My Papers")
+  after:2024-01-01 only files modified on or after this day (YYYY, YYYY-MM or YYYY-MM-DD)
+  before:2024-06   only files modified before this day (the first of the month here)
+A malformed part raises a QuerySyntaxError subclass naming the part.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from engine.errors import (
+    BadDateError,
+    UnbalancedQuoteError,
+    UnknownFileTypeError,
+    UnknownFilterError,
+    UnknownLanguageError,
+)
+
+QUERY_HELP = """\
+Query syntax (one search box for all of it):
+  words             search by meaning and by the words themselves
+  "exact phrase"    only passages with exactly these words, in this order
+  -word  -"a b"     leave out documents that contain the word or phrase
+  lang:de           only passages in a language (lang:de,fr for several)
+  type:pdf          only files of a type (type:pdf,docx for several)
+  path:~/Papers     only documents in a folder (path:"~/My Papers" with spaces)
+  after:2024-01-01  only files modified on or after a day (YYYY, YYYY-MM, YYYY-MM-DD)
+  before:2024-06    only files modified before a day
+Case and accents never matter: "grosse" finds "Größe"."""
+
+FILTER_KEYS = ("lang", "type", "path", "after", "before")
+# Languages engine.langid can assign (py3langid's labels plus its own zh/ja/ko rule).
+DETECTABLE_LANGUAGES = frozenset(
+    "ace af am an ar ary arz as az ba bcl be bg bn br bs ca crh cs cy da de dz el en eo es et eu "
+    "ext fa fi fo fr fuv fy ga gcf gcr gd gl gom grc gu gug guw ha hbo he hi hr ht hu hy id ig is "
+    "it ja jv ka kab kik kk km kn ko ku ky la lb lg lij ln lo lt ltg lv mg mk ml mn mr ms mt my ne "
+    "nl nn no nso oc om or pa pcm pl ps pt qu ro ru rw sa sdh se si sk sl sn so sq sr st sv sw ta "
+    "te tg th tk tl tr tt ug uk ur uz uzs vec vi vo wa wuu xh yo yue zh zu".split()
+)
+# A part of the box: -?key:"quoted" | -?"quoted" | -?bare. Bare parts end at whitespace.
+_PART = re.compile(r'(?P<neg>-)?(?:(?P<key>[A-Za-z]+):(?!:)(?P<value>"[^"]*"|\S+)|"(?P<phrase>[^"]*)"|(?P<bare>[^\s"]+))')
+_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """What one line in the search box asks for."""
+
+    words: tuple[str, ...] = ()  # plain words: meaning and keywords
+    phrases: tuple[str, ...] = ()  # required, in order
+    excluded: tuple[str, ...] = ()  # words or phrases whose documents are left out
+    languages: frozenset[str] = field(default_factory=frozenset)
+    file_types: frozenset[str] = field(default_factory=frozenset)
+    path_prefix: str | None = None
+    modified_after: float | None = None  # epoch seconds, local midnight
+    modified_before: float | None = None
+
+    @property
+    def meaning_text(self) -> str:
+        """What the encoder sees: the words and phrases, in the order typed."""
+        return " ".join(self.words + self.phrases)
+
+    @property
+    def keyword_words(self) -> tuple[str, ...]:
+        """Words the keyword index scores (phrase words count too)."""
+        return self.words + self.phrases
+
+    @property
+    def has_filters(self) -> bool:
+        return bool(self.languages or self.file_types or self.path_prefix
+                    or self.modified_after is not None or self.modified_before is not None)
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing to look for: no words, no phrases (filters alone do not search)."""
+        return not (self.words or self.phrases)
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Parses the search box; raises a QuerySyntaxError subclass on malformed parts."""
+    if text.count('"') % 2:
+        raise UnbalancedQuoteError('a quote (") is not closed; close it or remove it', text[text.rfind('"'):])
+    words, phrases, excluded = [], [], []
+    filters: dict[str, list[str]] = {k: [] for k in FILTER_KEYS}
+    for part in _PART.finditer(text):
+        negated = bool(part.group("neg"))
+        if part.group("key") is not None:
+            key = part.group("key").lower()
+            value = part.group("value").strip('"')
+            if key not in FILTER_KEYS:
+                raise UnknownFilterError(
+                    f"unknown filter '{key}:' (filters: {', '.join(k + ':' for k in FILTER_KEYS)}); "
+                    f'to search for the text, put it in quotes: "{part.group()}"', part.group())
+            filters[key].append(value)
+            continue
+        phrase = part.group("phrase")
+        if phrase is not None:
+            phrase = " ".join(phrase.split())
+            if phrase:
+                (excluded if negated else phrases).append(phrase)
+            continue
+        bare = part.group("bare")
+        if negated and not bare:
+            continue
+        (excluded if negated else words).append(bare)
+    return ParsedQuery(
+        words=tuple(words), phrases=tuple(phrases), excluded=tuple(excluded),
+        languages=_languages(filters["lang"]), file_types=_file_types(filters["type"]),
+        path_prefix=_path(filters["path"]),
+        modified_after=_latest(_date(v, "after") for v in filters["after"]),
+        modified_before=_earliest(_date(v, "before") for v in filters["before"]),
+    )
+
+
+def _values(raw: list[str]) -> list[str]:
+    return [v.strip().lower() for item in raw for v in item.split(",") if v.strip()]
+
+
+def _languages(raw: list[str]) -> frozenset[str]:
+    codes = _values(raw)
+    for code in codes:
+        if code not in DETECTABLE_LANGUAGES:
+            raise UnknownLanguageError(
+                f"unknown language 'lang:{code}'; use a two-letter ISO 639-1 code such as de, fr, zh", code)
+    return frozenset(codes)
+
+
+def _file_types(raw: list[str]) -> frozenset[str]:
+    from engine.extract import SUPPORTED_EXTENSIONS
+
+    known = {e.lstrip(".") for e in SUPPORTED_EXTENSIONS}
+    types = [t.lstrip(".") for t in _values(raw)]
+    for ext in types:
+        if ext not in known:
+            raise UnknownFileTypeError(
+                f"unknown file type 'type:{ext}' (indexed types: {', '.join(sorted(known))})", ext)
+    return frozenset(types)
+
+
+def _path(raw: list[str]) -> str | None:
+    if not raw:
+        return None
+    from engine.scan import path_key
+
+    # The last path: of several wins, as typing a new one replaces the old.
+    return path_key(Path(raw[-1]).expanduser().absolute())
+
+
+def _date(value: str, key: str) -> float:
+    match = _DATE.match(value)
+    try:
+        if match is None:
+            raise ValueError(value)
+        year, month, day = (int(g) if g else 1 for g in match.groups())
+        return datetime(year, month, day).timestamp()  # local midnight, like a file manager
+    except (ValueError, OverflowError) as e:
+        raise BadDateError(f"'{key}:{value}' is not a date; write YYYY-MM-DD, YYYY-MM or YYYY", value) from e
+
+
+def _latest(values) -> float | None:
+    values = list(values)
+    return max(values) if values else None
+
+
+def _earliest(values) -> float | None:
+    values = list(values)
+    return min(values) if values else None

@@ -1,0 +1,42 @@
+"""Marking matched words: whole words, identifiers intact, phrases together; snippets that show them."""
+
+from __future__ import annotations
+
+from engine.highlight import match_spans, query_terms
+from engine.search import SNIPPET_CHARS, make_snippet
+
+
+def marked(text: str, query: str) -> list[str]:
+    return [text[s:e] for s, e in match_spans(text, query_terms(query))]
+
+
+def test_whole_words_only():
+    assert marked("Red Hat may redistribute red paint", "red") == ["Red", "red"]
+
+
+def test_identifiers_keep_their_underscores_and_parts_mark_alone():
+    text = "ffi_prep_closure_loc returned 0x800f0922"
+    assert marked(text, "ffi_prep_closure_loc 0x800f0922") == ["ffi_prep_closure_loc", "0x800f0922"]
+    assert marked(text, "closure") == ["closure"]
+
+
+def test_phrases_mark_only_together_and_exclusions_mark_nothing():
+    text = "red wine here, wine red there"
+    assert marked(text, '"red wine"') == ["red wine"]
+    assert marked(text, "wine -red") == ["wine", "wine"]
+
+
+def test_cjk_and_accents():
+    assert marked("我们去北京旅游", "北京") == ["北京"]
+    assert marked("Die Größe zählt", "GROSSE") == ["Größe"]
+
+
+def test_malformed_query_still_marks_its_words():
+    assert marked("an open quote", '"open') == ["open"]
+
+
+def test_long_passage_snippet_starts_near_the_match():
+    text = "filler " * 80 + "invoice FA-2024-5521 is overdue."
+    snippet = make_snippet(text, terms=query_terms("FA-2024-5521"))
+    assert "FA-2024-5521" in snippet and snippet.startswith("…") and len(snippet) <= SNIPPET_CHARS + 1
+    assert "FA-2024-5521" not in make_snippet(text)

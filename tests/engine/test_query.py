@@ -1,0 +1,67 @@
+"""The search box syntax: what each part means, and a typed error for each malformed part."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from engine.errors import (
+    BadDateError,
+    QuerySyntaxError,
+    UnbalancedQuoteError,
+    UnknownFileTypeError,
+    UnknownFilterError,
+    UnknownLanguageError,
+)
+from engine.query import QUERY_HELP, parse_query
+
+
+def test_words_phrases_exclusions_and_filters():
+    q = parse_query('invoice "FA-2024-5521 overdue" -draft -"old copy" lang:de,FR type:PDF after:2024-01-01 before:2024-06')
+    assert q.words == ("invoice",)
+    assert q.phrases == ("FA-2024-5521 overdue",)
+    assert q.excluded == ("draft", "old copy")
+    assert q.languages == {"de", "fr"} and q.file_types == {"pdf"}
+    assert q.modified_after == datetime(2024, 1, 1).timestamp()
+    assert q.modified_before == datetime(2024, 6, 1).timestamp()
+    assert q.meaning_text == "invoice FA-2024-5521 overdue"
+
+
+def test_path_filter_expands_home_and_accepts_quotes():
+    q = parse_query('notes path:"~/My Papers"')
+    assert q.path_prefix == str(Path("~/My Papers").expanduser().absolute())
+    assert q.words == ("notes",)
+
+
+def test_identifiers_and_times_are_words_not_filters():
+    q = parse_query("std::vector 10:30 e-mail FA-2023-1177")
+    assert q.words == ("std::vector", "10:30", "e-mail", "FA-2023-1177")
+    assert not q.has_filters
+
+
+def test_filters_alone_are_an_empty_query():
+    assert parse_query("lang:de").is_empty
+    assert parse_query("   ").is_empty
+
+
+@pytest.mark.parametrize("text, error", [
+    ("colour:red", UnknownFilterError),
+    ("after:2024-13-01", BadDateError),
+    ("before:yesterday", BadDateError),
+    ("lang:xx", UnknownLanguageError),
+    ("lang:german", UnknownLanguageError),
+    ("type:exe", UnknownFileTypeError),
+    ('"never closed', UnbalancedQuoteError),
+])
+def test_malformed_parts_raise_typed_errors_naming_the_part(text, error):
+    with pytest.raises(error) as info:
+        parse_query(text)
+    assert isinstance(info.value, QuerySyntaxError)
+    assert info.value.fragment and info.value.fragment.lower() in text.lower()
+
+
+def test_help_names_every_filter():
+    for key in ("lang:", "type:", "path:", "after:", "before:", '"exact phrase"', "-word"):
+        assert key in QUERY_HELP
