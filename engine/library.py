@@ -161,7 +161,8 @@ class Library:
         active = self.store.generation("active")
         if active is not None and active.id != self.live.generation.id:
             log.info("another process activated index generation %d (%s)", active.id, active.model_name)
-            self.live = LiveIndex.open(self.store, active, self.paths.indexes)
+            self.live = LiveIndex.open(self.store, active, self.paths.indexes,
+                                       keywords=self.live.keywords)
             if self.encoder.name != active.model_name:
                 self.encoder = _load_encoder(active.model_name, self.paths)
         else:
@@ -476,6 +477,7 @@ def open_without_model(paths: DataPaths | None = None, *, db_url: str | None = N
     if generation is None:  # a database made by a start that never got a model
         store.close()
         return None
-    live = LiveIndex.open(store, generation, paths.indexes)
+    keywords = KeywordIndex.open(store, generation, paths.indexes)  # forget() removes from it too
+    live = LiveIndex.open(store, generation, paths.indexes, keywords=keywords)
     return Library(paths, store, live, _ModelNotLoaded(generation.model_name, generation.dim), db_url,
                    **lock_options)

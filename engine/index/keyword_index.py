@@ -39,6 +39,27 @@ REPAIR_BATCH = 2000  # passages read from the store per step when repairing
 BM25_K1 = 1.2  # FTS5's bm25() constant; the upper bound of one term's weight is idf * (k1 + 1)
 COMMON_SHARE = 0.05  # a word in more of the passages than this is left out of matching (idf < 2.9)
 PRUNE_MIN_PASSAGES = 2000  # ...in collections at least this large
+# Function words of the languages people most often mix, folded as `tokenize` folds them.
+STOPWORDS = frozenset("""
+a an and are as at be but by for from has have he her his i if in into is it its me my no
+not of on or our she so than that the their them then there these they this to was we were
+what when where which who will with you your
+aber als am an auch auf aus bei bin bis das dass dem den der des die du ein eine einem einen
+einer eines er es fur hat ich ihr im in ist ja kein mit nach nicht noch nur oder sein sich
+sie sind so uber um und uns von vor war was wie wir zu zum zur
+au aux avec ce ces dans de des du elle en est et il ils je la le les leur lui mais me meme
+mes moi mon ne nos notre nous on ou par pas pour qu que qui sa se ses son sur ta te tes toi
+ton tu un une vos votre vous
+al algo como con del el ella ellos entre era es esta este esto fue ha hay la las le les lo
+los mas me mi muy no nos o para pero por que se sin sobre su sus te tu un una uno y ya
+ai alla anche che chi con da dal dei della delle di e gli ha il io la le lei lo loro lui ma
+mi ne nei nel noi non per piu quella quello questa questo se si sono su sua suo ti tra un
+uno una
+ao aos as com da das de do dos ela ele em entre era esta eu foi ha isso mais mas na nas nao
+no nos num numa o os ou para pela pelo por qual quando que se sem seu sua tem um uma voce
+aan al bij dat de den der des die dit door een en er het hij hoe ik in is je maar met naar
+niet of om ook op te tot uit van voor was wat wij zij zijn
+""".split())
 
 
 @dataclass(frozen=True)
@@ -53,13 +74,17 @@ class KeywordQuery:
 
     @classmethod
     def of(cls, words: Iterable[str]) -> KeywordQuery:
+        """The query's words as groups, function words ("in", "der", "les") left out
+        unless nothing else is left: in a small multilingual library they are rare
+        enough for a high idf, so they would lift any passage in the query's language."""
+        tokens = [token for word in words for token in tokenize(word)]
+        content = [token for token in tokens if token.term not in STOPWORDS] or tokens
         groups = []
-        for word in words:
-            for token in tokenize(word):
-                alternatives = [(token.term,)]
-                if token.parts:
-                    alternatives.append(tuple(p.term for p in token.parts))
-                groups.append(tuple(alternatives))
+        for token in content:
+            alternatives = [(token.term,)]
+            if token.parts:
+                alternatives.append(tuple(p.term for p in token.parts))
+            groups.append(tuple(alternatives))
         return cls(tuple(dict.fromkeys(groups)))
 
     @property

@@ -122,7 +122,7 @@ def test_a_fresh_home_installs_the_models_once_behind_the_dialog(qtbot, monkeypa
         return real_install(paths, progress, **options)
 
     monkeypatch.setattr(trainer.default_models, "install_default_models", install_and_note_thread)
-    monkeypatch.setattr(engine.library, "_load_encoder", lambda name, paths: WordEncoder())
+    monkeypatch.setattr(engine.library, "_load_encoder", lambda name, paths, defer=False: WordEncoder())
     shown: list[str] = []
 
     def fake_exec(app) -> int:

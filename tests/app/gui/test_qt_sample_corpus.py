@@ -79,7 +79,7 @@ def test_switching_model_reencodes_in_the_background_while_search_keeps_working(
     window.switch_model("all-minilm-l6-v2")
     qtbot.waitUntil(paused.is_set, timeout=120_000)
     # the re-encoding job is part way; the window searches the old index meanwhile
-    type_query(qtbot, window, "hot springs heated by volcanoes in Japan")
+    type_query(qtbot, window, "bathing in volcanic hot springs in Japan")
     # the relevance floor keeps only the documents that really match, the topic's first
     answered_during = (window.library.status().model, Path(window.results_model.hits()[0].path).name)
     resume.set()
