@@ -382,7 +382,7 @@ def segment(text: str, language: str | None = None, *, drop_junk: bool = True,
             **passage_opts) -> list[PassageSpan]:
     """Sentences of `text` grouped into passages; `passage_opts` go to `make_passages`.
 
-    Example: [passage_text(text, p) for p in segment(text, "de", max_sentences=3)]
+    Example: [engine.junk.passage_text(text, p) for p in segment(text, "de", max_sentences=3)]
 
     With `drop_junk` (the default), content-free lines (tables of contents, page
     numbers, navigation bars; see `engine.junk`) are left out of every passage and
