@@ -31,6 +31,7 @@ from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, is_pdf, sniff_bytes, sni
 from engine.extract.text_file import bom_encoding
 from engine.langid import detect_language, detect_languages, document_language
 from engine.index.live_index import LiveIndex
+from engine.junk import passage_text
 from engine.scan import path_key, scan_files
 from engine.safe_open import open_regular, os_error_reason, read_regular
 from engine.store.exclusions import is_excluded
@@ -50,6 +51,10 @@ class IndexerConfig:
     passage_max_chars: int = 600
     passage_max_sentences: int = 5
     passage_overlap: int = 1
+    # Leave content-free lines (tables of contents, page numbers, navigation bars) out of
+    # passages and merge tiny fragments into neighbours (engine/junk.py): encoded alone,
+    # they sit close to every query and outrank real answers. False only to measure that.
+    drop_junk: bool = True
     # The FAISS file is rewritten at most this often during a run, and always at the end.
     save_every_s: float = 30.0
     # Unpacked size, pages and seconds one document may cost (zip bombs, page bombs).
@@ -240,8 +245,9 @@ class Indexer:
             max_chars=self.config.passage_max_chars,
             max_sentences=self.config.passage_max_sentences,
             overlap=self.config.passage_overlap,
+            drop_junk=self.config.drop_junk,
         )
-        texts = [extracted.text[s.start : s.end] for s in spans]
+        texts = [passage_text(extracted.text, s) for s in spans]
         if not texts:
             raise ExtractionError(file, "no text to index")
         languages = detect_languages(texts)

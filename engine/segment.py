@@ -375,9 +375,25 @@ def _check_passage_args(text, sentences, max_chars, max_sentences, overlap, tiny
         previous_end = span.end
 
 
-def segment(text: str, language: str | None = None, **passage_opts) -> list[PassageSpan]:
+FRAGMENT_WEIGHT = 20  # passages with fewer letters (a CJK character counts 3) are merged
+
+
+def segment(text: str, language: str | None = None, *, drop_junk: bool = True,
+            **passage_opts) -> list[PassageSpan]:
     """Sentences of `text` grouped into passages; `passage_opts` go to `make_passages`.
 
-    Example: [text[p.start:p.end] for p in segment(text, "de", max_sentences=3)]
+    Example: [engine.junk.passage_text(text, p) for p in segment(text, "de", max_sentences=3)]
+
+    With `drop_junk` (the default), content-free lines (tables of contents, page
+    numbers, navigation bars; see `engine.junk`) are left out of every passage and
+    passages too short to mean anything on their own are merged into a neighbour.
+    Read a passage's text with `engine.junk.passage_text`, which skips the junk lines
+    that may lie between its first and last sentence.
     """
-    return make_passages(text, split_sentences(text, language), **passage_opts)
+    sentences = split_sentences(text, language)
+    if not drop_junk:
+        return make_passages(text, sentences, **passage_opts)
+    from engine import junk  # imported here: engine.junk builds on this module's spans
+
+    passages = make_passages(text, junk.drop_junk(text, sentences), **passage_opts)
+    return junk.merge_fragments(text, passages, FRAGMENT_WEIGHT)

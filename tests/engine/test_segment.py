@@ -288,7 +288,7 @@ def test_tiny_paragraph_joins_the_next_one():
     passages = segment(text)
     assert len(passages) == 1
     assert text[passages[0].start : passages[0].end] == text
-    assert len(segment(text, tiny_chars=0)) == 2
+    assert len(segment(text, drop_junk=False, tiny_chars=0)) == 2
 
 
 @pytest.mark.parametrize("seed", range(30))
