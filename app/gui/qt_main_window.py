@@ -429,6 +429,8 @@ class QtMainWindow(QtResultActions, QMainWindow):
         """Stops indexing (keeping what is done) and folder watching."""
         if self._warm_up is not None:
             self._warm_up.wait()  # a model load cannot be interrupted; it takes a second
+            # its queued `finished` still arrives after the library is closed: search nothing then
+            self._search_waiting = False
         shutdown_tools(self)
         self.jobs.shutdown()
         self.watch.stop()
