@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QProgressBar,
     QPushButton,
     QRadioButton,
@@ -26,6 +25,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWizardPage,
 )
+
+from app.gui.qt_train_pages import hint
 
 log = logging.getLogger(__name__)
 
@@ -36,13 +37,6 @@ MODE_LANGUAGES = "languages"
 MODE_SENTENCES = "sentences"
 ALL_DOCUMENTS = "All indexed documents"
 PAIRS_FILE = "reviewed-pairs.tsv"  # the accepted pairs, in the wizard's work folder
-
-
-def _hint(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
 
 
 class QtModePage(QWizardPage):
@@ -64,13 +58,13 @@ class QtModePage(QWizardPage):
                           sorted(languages.items(), key=lambda kv: -kv[1])) or "none yet"
         layout = QVBoxLayout(self)
         layout.addWidget(self.across)
-        layout.addWidget(_hint(
+        layout.addWidget(hint(
             "Finds sentences in your documents that translate each other, lets you review them, "
             "and teaches the model that translations belong together, so a question in one "
             "language finds documents in the others. Needs documents in two or more languages; "
             f"your library has passages in: {found}."))
         layout.addWidget(self.within)
-        layout.addWidget(_hint(
+        layout.addWidget(hint(
             "Learns from your own sentences without labels (MixCSE), so the model fits your "
             "vocabulary and topics."))
         layout.addStretch(1)
@@ -97,7 +91,7 @@ class QtPairsPage(QWizardPage):
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
         self.progress = QProgressBar()
-        self.status = _hint("Find the translations to go on.")
+        self.status = hint("Find the translations to go on.")
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Score", "Sentence", "Translation"])
         self.table.verticalHeader().hide()

@@ -51,7 +51,8 @@ def field_help(field: str) -> str:
     return text[0].upper() + text[1:] + "."
 
 
-def _hint(text: str) -> QLabel:
+def hint(text: str = "") -> QLabel:
+    """A wrapped, muted line of explanation (styled by the theme's `#hint`)."""
     label = QLabel(text)
     label.setObjectName("hint")
     label.setWordWrap(True)
@@ -83,7 +84,7 @@ class QtCorpusPage(QWizardPage):
         self.use_collection.setEnabled(bool(roots))
         self.count_button = QPushButton("Count sentences")
         self.count_button.clicked.connect(self.count)
-        self.counts = _hint("Choose the sentences, then count them.")
+        self.counts = hint("Choose the sentences, then count them.")
         buttons = QHBoxLayout()
         for button in (add_files, add_folder, remove):
             buttons.addWidget(button)
@@ -197,7 +198,7 @@ class QtBaseModelPage(QWizardPage):
         layout = QFormLayout(self)
         layout.addRow("Base model", self.choice)
         layout.addRow("Folder", row)
-        layout.addRow("", _hint("Registry models keep their prefixes and pooling; a plain BERT folder "
+        layout.addRow("", hint("Registry models keep their prefixes and pooling; a plain BERT folder "
                                 "trains with CLS pooling and an MLP head, as in the paper."))
         self.choice.currentIndexChanged.connect(self._changed)
         self.folder.textChanged.connect(self._changed)
@@ -244,7 +245,7 @@ class QtHyperPage(QWizardPage):
         self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, value=0)
         self.max_steps.setSpecialValueText("all of the epochs")
         self.eval_steps = QSpinBox(minimum=1, maximum=1_000_000, value=DEFAULTS.eval_steps)
-        self.problem = _hint("")
+        self.problem = hint("")
         form = QFormLayout(self)
         for label, widget, field in (
             ("Learning rate", self.lr, "lr"), ("Batch size", self.batch_size, "batch_size"),
@@ -252,7 +253,7 @@ class QtHyperPage(QWizardPage):
             ("Stop after steps", self.max_steps, "max_steps"), ("Evaluate every", self.eval_steps, "eval_steps"),
         ):
             form.addRow(label, widget)
-            form.addRow("", _hint(field_help(field)))
+            form.addRow("", hint(field_help(field)))
         form.addRow(self.problem)
 
     def validatePage(self) -> bool:
@@ -292,11 +293,11 @@ class QtAdvancedPage(QWizardPage):
         form = QFormLayout(self)
         form.addRow("", self.simcse)
         form.addRow("Lambda", self.lam)
-        form.addRow("", _hint(field_help("lam")))
+        form.addRow("", hint(field_help("lam")))
         form.addRow("Tau", self.tau)
-        form.addRow("", _hint(field_help("tau")))
+        form.addRow("", hint(field_help("tau")))
         form.addRow("Pooling", self.pooling)
-        form.addRow("", _hint(field_help("pooling") + " Auto: the mean for e5-style models, [CLS] for BERT."))
+        form.addRow("", hint(field_help("pooling") + " Auto: the mean for e5-style models, [CLS] for BERT."))
 
     def lam_value(self) -> float | None:
         return None if self.simcse.isChecked() else round(self.lam.value(), 4)
@@ -311,7 +312,7 @@ class QtDevicePage(QWizardPage):
         self.setSubTitle("A GPU trains many times faster; the CPU works for small runs.")
         self.group = QButtonGroup(self)
         self.layout_ = QVBoxLayout(self)
-        self.detected = _hint("")
+        self.detected = hint("")
         self.layout_.addWidget(self.detected)
 
     def initializePage(self) -> None:

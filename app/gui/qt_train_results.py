@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.qt_plots import QtCurvePlot
+from app.gui.qt_train_pages import hint
 from engine.errors import BabelfindError
 
 log = logging.getLogger(__name__)
@@ -93,13 +94,6 @@ def score_rows(before: dict | None, after: dict) -> list[tuple[str, str, str]]:
     return rows
 
 
-def _hint(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
-
-
 class QtRunPage(QWizardPage):
     """Trains with live loss and dev-STS curves; going Back or closing cancels the run."""
 
@@ -107,16 +101,16 @@ class QtRunPage(QWizardPage):
         super().__init__(parent)
         self.setTitle("Training")
         self.worker = None
-        self.status = _hint("")
+        self.status = hint("")
         self.progress = QProgressBar()
         self.eta = QLabel("")
         self.loss_plot = QtCurvePlot("Training loss")
         self.dev_plot = QtCurvePlot("STS-B dev (Spearman x 100)", min_span=2.0)
         self.cancel_button = QPushButton("Cancel training")
-        self.run_folder = _hint("")
+        self.run_folder = hint("")
         self.run_folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.cancel_button.clicked.connect(self.cancel)
-        self.messages = _hint("")
+        self.messages = hint("")
         row = QHBoxLayout()
         row.addWidget(self.progress, 1)
         row.addWidget(self.eta)
@@ -225,7 +219,7 @@ class QtResultsPage(QWizardPage):
         super().__init__(parent)
         self.setTitle("Results")
         self.setCommitPage(True)  # the run is over: Back would only retrain
-        self.status = _hint("")
+        self.status = hint("")
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["", "Before", "After"])
         self.table.verticalHeader().hide()
@@ -304,10 +298,10 @@ class QtExportPage(QWizardPage):
         self.export_button = QPushButton("Export")
         self.export_button.clicked.connect(self.export)
         self.progress = QProgressBar()
-        self.status = _hint("")
+        self.status = hint("")
         form = QFormLayout(self)
         form.addRow("Model name", self.name)
-        form.addRow("", _hint("The best checkpoint is exported to ONNX and registered with its "
+        form.addRow("", hint("The best checkpoint is exported to ONNX and registered with its "
                               "training settings and scores."))
         form.addRow("", self.activate)
         form.addRow(self.export_button, self.progress)
