@@ -17,7 +17,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.gui.qt_jobs import Job
 from app.gui.qt_languages import language_label
@@ -51,8 +60,8 @@ def formats_text(formats: Sequence[str] = FORMATS) -> str:
 def active_filters(bar, query: str) -> list[str]:
     """What narrows the search now: the window's filters, then the query's own syntax.
 
-    Example: active_filters(bar, '"honey bees" lang:de') ==
-        ["language: German (de)", 'an exact phrase ("...")', "lang:, type:, path:, after: or before: in the query"]
+    Example: with PDF chosen as the file type, active_filters(bar, '"honey bees" -wasps lang:de') ==
+        ["file type: PDF", "the phrase “honey bees”", "leaving out “wasps”", "lang:de"]
     """
     found = []
     if bar.selected_language():
@@ -65,12 +74,14 @@ def active_filters(bar, query: str) -> list[str]:
         parsed = parse_query(query)
     except QuerySyntaxError:
         return found  # the no-results page shows the syntax error itself
-    if parsed.phrases:
-        found.append('an exact phrase ("...")')
-    if parsed.excluded:
-        found.append("left-out words (-word)")
-    if parsed.has_filters:
-        found.append("lang:, type:, path:, after: or before: in the query")
+    found += [f"the phrase “{phrase}”" for phrase in parsed.phrases]
+    found += [f"leaving out “{word}”" for word in parsed.excluded]
+    found += [f"lang:{code}" for code in sorted(parsed.languages)]
+    found += [f"type:{ext}" for ext in sorted(parsed.file_types)]
+    if parsed.path_prefix:
+        found.append(f"path:{parsed.path_prefix}")
+    if parsed.modified_after is not None or parsed.modified_before is not None:
+        found.append("the dates in after: / before:")
     return found
 
 
@@ -138,12 +149,13 @@ class QtEmptyState(QStackedWidget):
 
     def show_no_results(self, query: str, filters: Sequence[str], syntax_error: str | None) -> None:
         """Nothing found for `query`: the syntax error if any, else what narrows the search."""
-        self.no_results_title.setText(f"No documents match “{query}”")
+        # a query with its own quotes ("a phrase") reads best without another pair around it
+        self.no_results_title.setText(f"No documents match {query if chr(34) in query else f'“{query}”'}")
         if syntax_error:
             self.no_results_text.setText(f"Part of the query cannot be used: {syntax_error}")
         elif filters:
-            self.no_results_text.setText("The search is narrowed by " + "; ".join(filters)
-                                         + ". Remove one to search more widely.")
+            listed = filters[0] if len(filters) == 1 else ", ".join(filters[:-1]) + " and " + filters[-1]
+            self.no_results_text.setText(f"The search is narrowed by {listed}. Remove one to search more widely.")
         else:
             self.no_results_text.setText("Try other words, or ask a question: the search goes by meaning,"
                                          " so a document in another language can answer too.")
@@ -262,12 +274,12 @@ def _label(text: str, name: str) -> QLabel:
     return label
 
 
-def _centred(widget: QWidget) -> QWidget:
+def _centred(widget: QWidget, stretch: int = 0) -> QWidget:
     row = QWidget()
     layout = QHBoxLayout(row)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.addStretch(1)
-    layout.addWidget(widget)
+    layout.addWidget(widget, stretch)
     layout.addStretch(1)
     return row
 
@@ -276,6 +288,8 @@ def _page(*widgets: QWidget) -> QWidget:
     """The widgets in a centred column of readable width."""
     column = QWidget()
     column.setMaximumWidth(560)
+    # as wide as the maximum allows: word-wrapped labels alone would ask for a narrow column
+    column.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
     inner = QVBoxLayout(column)
     inner.setSpacing(14)
     for widget in widgets:
@@ -283,6 +297,6 @@ def _page(*widgets: QWidget) -> QWidget:
     page = QWidget()
     outer = QVBoxLayout(page)
     outer.addStretch(1)
-    outer.addWidget(_centred(column))
+    outer.addWidget(_centred(column, stretch=100))
     outer.addStretch(2)
     return page

@@ -99,7 +99,8 @@ def test_a_query_without_results_shows_the_no_results_page(qtbot, window, tmp_pa
     assert state.isVisibleTo(window) and state.page() == "no_results"
     assert not window.results_splitter.isVisibleTo(window)
     assert "purple elephants" in state.no_results_title.text()
-    assert 'an exact phrase ("...")' in state.no_results_text.text()
+    assert state.no_results_text.text() == ("The search is narrowed by the phrase “purple elephants”."
+                                            " Remove one to search more widely.")
     assert not state.clear_button.isVisibleTo(window)  # nothing the window could clear
     type_query(qtbot, window, "honey bees")
     assert window.results_splitter.isVisibleTo(window) and not state.isVisibleTo(window)
@@ -134,8 +135,9 @@ def test_a_query_the_syntax_cannot_read_says_so_and_links_the_help(qtbot, window
 
 @pytest.mark.parametrize("query, expected", [
     ("honey", []),
-    ('-wasps "honey bees" lang:de', ['an exact phrase ("...")', "left-out words (-word)",
-                                     "lang:, type:, path:, after: or before: in the query"]),
+    ('-wasps "honey bees" lang:de type:pdf,md', ["the phrase “honey bees”", "leaving out “wasps”", "lang:de",
+                                                 "type:md", "type:pdf"]),
+    ("honey after:2024 path:/tmp", ["path:/tmp", "the dates in after: / before:"]),
 ])
 def test_active_filters_name_what_the_query_itself_narrows(window, query, expected):
     assert qt_empty_state.active_filters(window.search_bar, query) == expected
