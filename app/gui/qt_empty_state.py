@@ -53,8 +53,12 @@ def formats_text(formats: Sequence[str] = FORMATS) -> str:
     Example: formats_text(("txt", "pdf")) == "PDF and plain text"
     """
     ordered = [f for f in FORMAT_NAMES if f in formats] + sorted(f for f in formats if f not in FORMAT_NAMES)
-    names = [FORMAT_NAMES.get(f, f.upper()) for f in ordered]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return _joined([FORMAT_NAMES.get(f, f.upper()) for f in ordered])
+
+
+def _joined(items: Sequence[str]) -> str:
+    """Example: _joined(["a", "b", "c"]) == "a, b and c"."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def active_filters(bar, query: str) -> list[str]:
@@ -150,12 +154,12 @@ class QtEmptyState(QStackedWidget):
     def show_no_results(self, query: str, filters: Sequence[str], syntax_error: str | None) -> None:
         """Nothing found for `query`: the syntax error if any, else what narrows the search."""
         # a query with its own quotes ("a phrase") reads best without another pair around it
-        self.no_results_title.setText(f"No documents match {query if chr(34) in query else f'“{query}”'}")
+        shown = query if '"' in query else f"“{query}”"
+        self.no_results_title.setText(f"No documents match {shown}")
         if syntax_error:
             self.no_results_text.setText(f"Part of the query cannot be used: {syntax_error}")
         elif filters:
-            listed = filters[0] if len(filters) == 1 else ", ".join(filters[:-1]) + " and " + filters[-1]
-            self.no_results_text.setText(f"The search is narrowed by {listed}. Remove one to search more widely.")
+            self.no_results_text.setText(f"The search is narrowed by {_joined(filters)}. Remove one to search more widely.")
         else:
             self.no_results_text.setText("Try other words, or ask a question: the search goes by meaning,"
                                          " so a document in another language can answer too.")
