@@ -125,3 +125,17 @@ class UnknownFileTypeError(QuerySyntaxError):
 
 class UnbalancedQuoteError(QuerySyntaxError):
     """A phrase opened with `"` and never closed."""
+
+
+class ResourceNotFoundError(BabelfindError):
+    """A file Babelfind ships (the sample corpus, icons) is in none of the places it can be.
+
+    `looked` lists those places in the order tried, for the message and for a bug report.
+    """
+
+    def __init__(self, what: str, looked: list[Path]):
+        self.what = what
+        self.looked = looked
+        places = ", ".join(str(p) for p in looked) or "nowhere"
+        super().__init__(f"the {what} that comes with Babelfind was not found (looked in {places}); "
+                         "reinstall Babelfind or set BABELFIND_RESOURCES to its resources folder")

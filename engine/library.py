@@ -257,6 +257,31 @@ class Library:
         with self._holding("removing documents"):
             return self._forget(path)
 
+    def forgetting(self, paths: Sequence[Path], *, missing_ok: bool = False) -> Iterator[IndexEvent]:
+        """forget() as a job: yields IndexProgress(waiting=...) while another process holds
+        the write lock (so a window can show it and cancel), then one IndexFinished whose
+        summary counts the documents removed.
+
+        Example: list(library.forgetting([Path("~/corpus/mining")]))[-1].summary.removed == 4
+
+        `missing_ok` passes over paths the library does not hold (a folder watcher's
+        deleted files that were never indexed); otherwise they raise NotIndexedError.
+        """
+        if not paths:
+            raise InputError("no files or folders were given")
+
+        def body() -> Iterator[IndexEvent]:
+            removed = 0
+            for path in paths:
+                try:
+                    removed += self._forget(Path(path))
+                except NotIndexedError:
+                    if not missing_ok:
+                        raise
+            yield IndexFinished(IndexSummary(removed=removed))
+
+        yield from self._writing("removing documents", body)
+
     def _forget(self, path: Path) -> int:
         key = path_key(Path(path).expanduser().absolute())
         documents = self.store.documents_under(key)

@@ -2,9 +2,10 @@
 
     xvfb-run -a -s "-screen 0 1600x1000x24" python installers/screenshots.py
 
-Indexes resources/sample/ with the active model in a throw-away BABELFIND_HOME (the
-default models are installed there first, or linked from --models), then saves:
-empty.png, indexing.png, results.png and dark.png. Window settings go to a temporary
+Indexes the sample corpus (engine.resources.sample_corpus) with the active model in a
+throw-away BABELFIND_HOME (the default models are installed there first, or linked from
+--models), then saves: empty.png (the first-run welcome page), indexing.png,
+results.png, no_results.png and dark.png. Window settings go to a temporary
 QSettings folder, never to the user's.
 
 The two tools follow: train_run.png (the training wizard's run page during a short real
@@ -32,7 +33,8 @@ log = logging.getLogger("screenshots")
 SIZE = (1280, 800)
 QUERY_LIGHT = "why are the glaciers in the Alps shrinking"  # finds the German text
 QUERY_DARK = "how to bake sourdough bread with a crispy crust"  # finds the French PDF
-SHOTS = ("empty", "indexing", "results", "dark", "train_run", "mining")
+QUERY_NONE = '"purple elephants" type:pdf'  # no sample document holds the phrase
+SHOTS = ("empty", "indexing", "results", "no_results", "dark", "train_run", "mining")
 SHARED_DATA = REPO.parent / "shared" / "data"
 TRAIN_STEPS, TRAIN_EVAL_STEPS, TRAIN_BATCH = 40, 10, 16  # a short run that still draws curves
 STS_DEV_PAIRS = 300  # dev-STS on a prefix of STS-B dev keeps each evaluation short on a CPU
@@ -42,11 +44,15 @@ MINING_SENTENCES, MINING_UNMATCHED = 48, 8  # PUD sentences per side; those with
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
-    parser.add_argument("--corpus", type=Path, default=REPO / "resources" / "sample")
+    parser.add_argument("--corpus", type=Path, help="folder to index (default: the sample corpus)")
     parser.add_argument("--models", type=Path, help="an installed models folder to link instead of installing")
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data (sts/, corpus/) for the tools")
     parser.add_argument("--only", nargs="+", choices=SHOTS, default=SHOTS, help="render only these")
     args = parser.parse_args(argv)
+    if args.corpus is None:
+        from engine.resources import sample_corpus
+
+        args.corpus = sample_corpus()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="babelfind-shots-") as tmp:
@@ -88,11 +94,14 @@ def _render(args, home: Path, settings_dir: Path) -> int:
             _save(window, args.out / "empty.png")
         if "indexing" in args.only:
             _shoot_indexing(app, window, args.corpus, args.out / "indexing.png")
-        elif {"results", "dark"} & set(args.only):
+        elif {"results", "no_results", "dark"} & set(args.only):
             _index(app, window, args.corpus)
         if "results" in args.only:
             _search(app, window, QUERY_LIGHT)
             _save(window, args.out / "results.png")
+        if "no_results" in args.only:
+            _search(app, window, QUERY_NONE)
+            _save(window, args.out / "no_results.png")
         if "train_run" in args.only:
             _shoot_training(app, window, args.data, home, args.out / "train_run.png")
         if "mining" in args.only:

@@ -67,7 +67,10 @@ def duration_text(seconds: float) -> str:
 
 
 def summary_text(summary: IndexSummary) -> str:
-    """Example: "Indexed 12 files (340 passages), 3 unchanged, 1 skipped"."""
+    """Example: "Indexed 12 files (340 passages), 3 unchanged, 1 skipped"; "Removed 2 documents"."""
+    if summary.removed and not (summary.indexed or summary.unchanged or summary.skipped):
+        # a forget job, or a watched folder whose files were only deleted
+        return f"Removed {summary.removed:,} document{'' if summary.removed == 1 else 's'}"
     files = "file" if summary.indexed == 1 else "files"
     text = f"Indexed {summary.indexed:,} {files} ({summary.passages:,} passage{'' if summary.passages == 1 else 's'})"
     for count, word in ((summary.unchanged, "unchanged"), (summary.removed, "removed"), (len(summary.skipped), "skipped")):

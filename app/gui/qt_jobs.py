@@ -30,6 +30,9 @@ class Job:
     start: Callable[[], Iterator] = field(repr=False)
     roots: frozenset[str] = frozenset()  # folders it works on, marked busy in the sidebar
     callback_style: bool = False  # start(progress) reports through a callback instead
+    # in the GUI thread with the last event, instead of the window's indexing summary
+    on_success: Callable[[object], None] | None = field(default=None, repr=False)
+    cancel_note: str = "files already done stay searchable"  # what Cancel left behind
 
 
 class QtJobQueue(QObject):

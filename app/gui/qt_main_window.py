@@ -16,10 +16,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from app.gui import qt_files
 from app.gui.qt_collections import QtCollections
+from app.gui.qt_empty_state import QtEmptyState, QtEmptyStateActions
 from app.gui.qt_indexing import QtProgressRow, QtSkippedPanel, summary_text
 from app.gui.qt_jobs import Job, QtJobQueue
 from app.gui.qt_menus import build_menus
@@ -33,8 +34,9 @@ from app.gui.qt_theme import app_icon, is_palette_change, refresh_icons
 from app.gui.qt_watch import QtFolderWatch
 from app.gui.qt_worker import QtWorker
 from engine.encoders.deferred import DeferredEncoder
-from engine.errors import BabelfindError, NotIndexedError, QuerySyntaxError
+from engine.errors import BabelfindError, QuerySyntaxError
 from engine.events import IndexFinished
+from engine.scan import key_path
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ ROOTS_REFRESH_MS = 1000  # sidebar counts refresh at most this often while index
 LOADING_MESSAGE = "Loading the model..."
 
 
-class QtMainWindow(QtResultActions, QMainWindow):
+class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
     """The Babelfind window over one engine Library."""
 
     searched = Signal(float)  # milliseconds the last search took (the benchmark listens)
@@ -57,6 +59,7 @@ class QtMainWindow(QtResultActions, QMainWindow):
         self.last_error: BabelfindError | Exception | None = None
         self._warm_up: QtWorker | None = None  # loads a deferred encoder after the first show
         self._search_waiting = False
+        self._syntax_error: str | None = None  # of the last search, for the no-results page
         self.setWindowTitle("Babelfind")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
@@ -70,7 +73,7 @@ class QtMainWindow(QtResultActions, QMainWindow):
         self._roots_timer = QTimer(self, singleShot=True, interval=ROOTS_REFRESH_MS)
         self._roots_timer.timeout.connect(self.refresh_library_view)
         self.refresh_library_view()
-        self.watch.set_watched(r.path for r in self.library.roots() if r.watch)
+        self.watch.set_watched(key_path(r.path) for r in self.library.roots() if r.watch)
         self._restore_state()
 
     # -- layout ----------------------------------------------------------------------
@@ -85,13 +88,7 @@ class QtMainWindow(QtResultActions, QMainWindow):
         self.results = self.results_pane.view
         self.results.setModel(self.language_filter)
         self.preview = QtPreview(self.library.document_text)
-        self.empty_hint = QLabel(
-            "Drop folders or files anywhere on this window to make them searchable,\n"
-            "then type what you are looking for, in any language."
-        )
-        self.empty_hint.setObjectName("emptyHint")
-        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_hint.setWordWrap(True)  # a long hint must not widen the window
+        self.empty_state = QtEmptyState()
         self.progress = QtProgressRow()
         self.skipped = QtSkippedPanel()
 
@@ -104,7 +101,7 @@ class QtMainWindow(QtResultActions, QMainWindow):
         column = QVBoxLayout(centre)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.search_bar)
-        column.addWidget(self.empty_hint, 1)
+        column.addWidget(self.empty_state, 1)
         column.addWidget(self.results_splitter, 1)
         column.addWidget(self.progress)
         column.addWidget(self.skipped)
@@ -122,7 +119,6 @@ class QtMainWindow(QtResultActions, QMainWindow):
         self.setCentralWidget(outer)
         self.status_label = QLabel()
         self.statusBar().addPermanentWidget(self.status_label)
-        self._show_results_area(False)
         self._set_tab_order()
 
     def _set_tab_order(self) -> None:
@@ -151,6 +147,10 @@ class QtMainWindow(QtResultActions, QMainWindow):
         self.collections.remove_requested.connect(self.remove_root)
         self.collections.watch_toggled.connect(self.set_watch)
         self.collections.show_in_folder_requested.connect(self.show_in_folder)
+        self.empty_state.sample_requested.connect(self.index_sample)
+        self.empty_state.add_folder_requested.connect(self.choose_folder)
+        self.empty_state.clear_filters_requested.connect(self._clear_filters)
+        self.empty_state.syntax_help_requested.connect(self.search_bar.show_help)
         self.progress.cancel_requested.connect(self.jobs.cancel)
         self.jobs.started.connect(self._on_job_started)
         self.jobs.progress.connect(self._on_job_progress)
@@ -197,7 +197,8 @@ class QtMainWindow(QtResultActions, QMainWindow):
         bar.set_result_count(len(hits), total, elapsed_ms if query else None)
         if syntax_error is not None:
             bar.show_query_error(str(syntax_error))
-        self._show_results_area(bool(query))
+        self._syntax_error = str(syntax_error) if syntax_error is not None else None
+        self._show_results_area()
         if query:
             self.skipped.collapse()  # the list of skipped files gives the results their room back
         self.searched.emit(elapsed_ms)
@@ -261,20 +262,6 @@ class QtMainWindow(QtResultActions, QMainWindow):
         else:
             self._open_hit(hit)
 
-    def _show_results_area(self, show: bool) -> None:
-        """Results and preview while there is a query; otherwise a hint of what to do."""
-        self.results_splitter.setVisible(show)
-        self.empty_hint.setVisible(not show)
-        if not show:
-            documents = self.library.status().documents
-            self.empty_hint.setText(
-                f"Type what you are looking for, in any language.\n{documents:,} documents are indexed;"
-                " drop more folders or files anywhere on this window."
-                if documents
-                else "Drop folders or files anywhere on this window to make them searchable,\n"
-                "then type what you are looking for, in any language."
-            )
-
     # -- indexing --------------------------------------------------------------------
 
     def index_paths(self, paths: Sequence[Path]) -> None:
@@ -287,7 +274,9 @@ class QtMainWindow(QtResultActions, QMainWindow):
         self.jobs.submit(Job(label, lambda: self.library.index_paths(paths), roots))
 
     def reindex_root(self, root: str) -> None:
-        self.jobs.submit(Job(f"Re-indexing {Path(root).name}", lambda: self.library.reindex(Path(root)), frozenset({root})))
+        folder = key_path(root)  # a stored key: the exact folder name back
+        self.jobs.submit(Job(f"Re-indexing {qt_files.display_path(folder.name)}", lambda: self.library.reindex(folder),
+                             frozenset({root})))
 
     def switch_model(self, name: str) -> None:
         """Re-encodes everything with model `name`; searches keep using the old index meanwhile."""
@@ -324,12 +313,18 @@ class QtMainWindow(QtResultActions, QMainWindow):
             self._roots_timer.start()  # counts grow in the sidebar while indexing
 
     def _on_job_succeeded(self, job: Job, last) -> None:
+        if job.on_success is not None:
+            job.on_success(last)
+        else:
+            self._show_summary(last)
+
+    def _show_summary(self, last) -> None:
         if isinstance(last, IndexFinished):
             self.skipped.show_skipped(last.summary.skipped)
             self.statusBar().showMessage(summary_text(last.summary), 10_000)
 
     def _on_job_cancelled(self, job: Job) -> None:
-        self.statusBar().showMessage(f"{job.label}: cancelled; files already done stay searchable", 10_000)
+        self.statusBar().showMessage(f"{job.label}: cancelled; {job.cancel_note}", 10_000)
 
     def _on_job_failed(self, job: Job, error) -> None:
         self._report(error, prefix=job.label)
@@ -351,43 +346,26 @@ class QtMainWindow(QtResultActions, QMainWindow):
         self.search_bar.set_folders([r.path for r in roots])
         status = self.library.status()
         self.status_label.setText(f"{status.documents:,} documents  ·  {status.passages:,} passages  ·  model {status.model}")
-        self._show_results_area(bool(self.search_bar.query()))
-
-    def remove_root(self, root: str, confirm: bool = True) -> None:
-        if root in self.jobs.busy_roots():
-            self.statusBar().showMessage(f"{Path(root).name} is being indexed; cancel first to remove it", 8000)
-            return
-        if confirm and QMessageBox.question(
-            self, "Remove folder", f"Remove {root} from the index?\nThe files themselves are not touched."
-        ) != QMessageBox.StandardButton.Yes:
-            return
-        try:
-            removed = self.library.forget(Path(root))
-        except BabelfindError as e:
-            self._report(e)
-            return
-        self.watch.set_watched(r.path for r in self.library.roots() if r.watch)
-        self.statusBar().showMessage(f"Removed {Path(root).name} ({removed:,} documents)", 8000)
-        self.refresh_library_view()
-        self.run_search()
+        self._show_results_area()
 
     def set_watch(self, root: str, watch: bool) -> None:
-        self.library.set_watch(Path(root), watch)
-        self.watch.set_watched(r.path for r in self.library.roots() if r.watch)
+        self.library.set_watch(key_path(root), watch)
+        self.watch.set_watched(key_path(r.path) for r in self.library.roots() if r.watch)
         self.refresh_library_view()
 
     def _on_watched_changes(self, batch) -> None:
-        """A watched folder changed: deleted files leave the index, the rest is re-indexed."""
-        for path in sorted(batch.deleted):
-            try:
-                self.library.forget(path)
-            except NotIndexedError:
-                pass  # a file that was never indexed (or its folder went first)
-        if batch.changed:
-            changed = sorted(batch.changed)
-            self.jobs.submit(Job(f"Updating {batch.root.name}", lambda: self.library.index_paths(changed, keep_exclusions=True), frozenset()))
-        else:
-            self.refresh_library_view()
+        """A watched folder changed: one job drops the deleted files and re-indexes the rest
+        (in the worker: another process may hold the write lock)."""
+        deleted, changed = sorted(batch.deleted), sorted(batch.changed)
+
+        def update():
+            if deleted:  # files never indexed, or whose folder went first, are passed over
+                yield from self.library.forgetting(deleted, missing_ok=True)
+            if changed:
+                yield from self.library.index_paths(changed, keep_exclusions=True)
+
+        if deleted or changed:
+            self.jobs.submit(Job(f"Updating {batch.root.name}", update))
 
     # -- errors, state ---------------------------------------------------------------
 
@@ -439,4 +417,4 @@ class QtMainWindow(QtResultActions, QMainWindow):
 def _local_paths(mime) -> list[Path]:
     if not mime.hasUrls():
         return []
-    return [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile()]
+    return [qt_files.local_path(url) for url in mime.urls() if url.isLocalFile()]

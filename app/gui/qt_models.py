@@ -16,6 +16,7 @@ from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex,
 
 from app.gui.qt_languages import language_label
 from engine.events import DocumentHit, SkippedFile
+from engine.scan import key_path
 
 _DISPLAY = Qt.ItemDataRole.DisplayRole
 _TOOLTIP = Qt.ItemDataRole.ToolTipRole
@@ -86,7 +87,7 @@ class QtResultsModel(QAbstractListModel):
 
 def _stat(path: str) -> os.stat_result | None:
     try:
-        return os.stat(path)
+        return os.stat(key_path(path))  # a stored key: names that are not UTF-8 are escaped
     except OSError:
         return None
 

@@ -173,7 +173,8 @@ class QtPreview(QWidget):
 
     def _load(self, path: str) -> None:
         try:
-            text = self._load_text(Path(path)).text
+            # the stored key itself: document_text turns it back into the exact file name
+            text = self._load_text(path).text
         except BabelfindError as e:
             # the file changed or vanished since it was indexed: say so in the pane
             log.info("preview of %s failed: %s", path, e)

@@ -233,3 +233,25 @@ def test_an_open_library_follows_a_model_switch_made_elsewhere(babelfind_home, t
     hits = window.search("topicalpha2", k=1)
     assert loaded == ["words-2"] and window.live.generation.model_name == "words-2"
     assert Path(hits[0].path).name == "alpha-002.txt"
+
+
+def test_forgetting_yields_the_waiting_message_and_can_be_cancelled_while_waiting(babelfind_home, tmp_path):
+    """The window's Forget job: no blocking call, the holder named, Cancel leaves all."""
+    folder = make_folder(tmp_path, "alpha", 3)
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    list(library.index_paths([folder]))
+    other = WriteLock(babelfind_home / WRITE_LOCK_FILE)
+    assert other.try_acquire("indexing")
+    try:
+        events = library.forgetting([folder])
+        first = next(events)
+        assert isinstance(first, IndexProgress) and "another Babelfind process" in first.waiting
+        assert "indexing" in first.waiting
+        events.close()  # cancelled while waiting
+        assert not library.lock.held_here
+    finally:
+        other.release()
+    assert assert_database_matches_vector_file(babelfind_home) == 3
+    *_, last = list(library.forgetting([folder]))
+    assert isinstance(last, IndexFinished) and last.summary.removed == 3
+    assert library.status().documents == 0 and library.roots() == []

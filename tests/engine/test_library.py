@@ -134,6 +134,18 @@ def test_forget_removes_documents_and_vectors(library, tmp_path):
         library.forget(tmp_path / "never-indexed")
 
 
+def test_forgetting_several_paths_in_one_job_passes_over_unknown_ones_when_asked(library, tmp_path):
+    corpus = write_corpus(tmp_path / "corpus")
+    finish(library.index_paths([corpus]))
+    never = tmp_path / "never-indexed.txt"
+    with pytest.raises(NotIndexedError):
+        list(library.forgetting([never]))
+    assert not library.lock.held_here  # the error released the lock
+    summary = finish(library.forgetting([corpus / "bees.txt", never, corpus / "trains"], missing_ok=True)).summary
+    assert summary.removed == 3 and library.status().documents == 0
+    assert_consistent(library)
+
+
 def test_cancel_leaves_a_consistent_index_and_resumes(library, tmp_path):
     docs = {f"doc{i:02d}.txt": f"Document number {i} talks about topic{i}." for i in range(30)}
     corpus = write_corpus(tmp_path / "corpus", docs)

@@ -137,7 +137,10 @@ def test_collections_show_counts_and_remove_a_folder(qtbot, window, library, ind
     assert len(rows) == 1 and rows[0].documents == len(CORPUS) and rows[0].passages > 0
     assert window.collections.model.index(0, 1).data() == str(len(CORPUS))
     window.remove_root(rows[0].path, confirm=False)
+    assert window.progress.isVisibleTo(window) and window.progress.title.text() == f"Removing {indexed.name}"
+    qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=10_000)
     assert library.roots() == [] and library.status().documents == 0
+    assert window.statusBar().currentMessage() == f"Removed {indexed.name} ({len(CORPUS)} documents)"
     assert window.collections.model.rowCount() == 0
     assert window.collections.empty_hint.isVisibleTo(window)
 

@@ -91,3 +91,16 @@ def test_switching_model_reencodes_in_the_background_while_search_keeps_working(
     assert Path(window.results.current_hit().path).name == "beekeeping_en.md"
     about = QtAboutDialog(window.library, window)
     assert "all-minilm-l6-v2" in about.text.text() and "Apache-2.0" in about.text.text()
+
+
+@pytest.mark.slow
+def test_the_welcome_pages_sample_button_ends_on_an_answer_in_another_language(qtbot, window):
+    from engine.resources import SAMPLE_QUERY
+
+    assert window.empty_state.page() == "welcome"
+    window.empty_state.sample_button.click()
+    qtbot.waitUntil(lambda: not window.jobs.busy() and window.results_model.query() == SAMPLE_QUERY, timeout=300_000)
+    assert window.library.status().documents == 9
+    assert Path(window.results.current_hit().path).name == sample_queries()[SAMPLE_QUERY]
+    assert window.results.current_hit().language != "en"
+    assert window.results_splitter.isVisibleTo(window) and not window.empty_state.isVisibleTo(window)

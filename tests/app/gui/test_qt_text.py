@@ -32,6 +32,9 @@ def test_summary_text_names_only_what_happened():
     summary = IndexSummary(indexed=12, unchanged=3, skipped=(SkippedFile("/a.pdf", "damaged"),), passages=340)
     assert summary_text(summary) == "Indexed 12 files (340 passages), 3 unchanged, 1 skipped"
     assert summary_text(IndexSummary(indexed=1, passages=2, cancelled=True)).endswith("cancelled, what was done is kept")
+    assert summary_text(IndexSummary(removed=1)) == "Removed 1 document"
+    assert summary_text(IndexSummary(removed=3)) == "Removed 3 documents"
+    assert summary_text(IndexSummary(indexed=2, passages=4, removed=1)) == "Indexed 2 files (4 passages), 1 removed"
 
 
 def test_query_spans_mark_whole_words_only():
