@@ -34,6 +34,8 @@ TRAINING = ("torch", "transformers", "triton")
 
 def du(path: Path) -> int:
     """Bytes in the files under `path` (links not followed)."""
+    if path.is_symlink():
+        return 0  # PyInstaller links shared libraries it already carries
     if path.is_file():
         return path.stat().st_size
     return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
