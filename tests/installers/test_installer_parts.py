@@ -56,3 +56,29 @@ def test_desktop_entry_starts_the_window_with_its_icon():
     assert section["Type"] == "Application" and section["Exec"].split()[0] == "babelfind-gui"
     assert section["Icon"] == "babelfind" and (INSTALLERS / "linux" / "babelfind.svg").is_file()
     assert section["Categories"].endswith(";")
+
+
+def test_resources_come_from_the_checkout_here(monkeypatch):
+    from engine.config import resources_dir
+
+    monkeypatch.delenv("BABELFIND_RESOURCES", raising=False)
+    assert resources_dir() == INSTALLERS.parent / "resources"
+    monkeypatch.setenv("BABELFIND_RESOURCES", "/opt/babelfind/resources")
+    assert resources_dir() == Path("/opt/babelfind/resources")
+
+
+def test_a_wheel_carries_the_resources(tmp_path):
+    """pip install (not editable) has no checkout beside the code: the wheel must carry them."""
+    import subprocess
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "--quiet", str(INSTALLERS.parent), "-w", str(tmp_path)], check=True, timeout=600)
+    (wheel,) = tmp_path.glob("babelfind-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    data = [n.split(".data/data/", 1)[1] for n in names if ".data/data/" in n]
+    for wanted in ("share/babelfind/resources/icons/search.svg",
+                   "share/babelfind/resources/style/babelfind.qss",
+                   "share/babelfind/resources/models/int8_evidence.json",
+                   "share/babelfind/resources/sample/beekeeping_en.md"):
+        assert wanted in data

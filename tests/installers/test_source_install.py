@@ -78,3 +78,14 @@ def test_plain_install_says_how_to_add_training(plain_install, tmp_path):
     assert done.returncode == 2
     assert "pip install 'babelfind[train]'" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_plain_install_carries_icons_style_sample_and_int8_evidence(plain_install):
+    probe = ("from engine.config import resources_dir; r = resources_dir(); "
+             "print(all((r / p).is_file() for p in ('icons/search.svg', 'style/babelfind.qss', "
+             "'models/int8_evidence.json', 'sample/beekeeping_en.md'))); print(r)")
+    done = subprocess.run([str(venv_bin(plain_install, "python")), "-c", probe], capture_output=True,
+                          text=True, check=True, env=_clean_env(), cwd="/")
+    found, folder = done.stdout.split()
+    assert found == "True"
+    assert Path(folder).is_relative_to(plain_install)  # the venv's copy, not the checkout
