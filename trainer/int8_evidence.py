@@ -28,8 +28,9 @@ EVIDENCE_FILE = "int8_evidence.json"
 
 def evidence_path() -> Path:
     """resources/models/int8_evidence.json (BABELFIND_RESOURCES moves resources/)."""
-    root = os.environ.get("BABELFIND_RESOURCES", Path(__file__).resolve().parents[1] / "resources")
-    return Path(root) / "models" / EVIDENCE_FILE
+    from engine.config import resources_dir
+
+    return resources_dir() / "models" / EVIDENCE_FILE
 
 
 def load_evidence(path: Path | None = None) -> dict:

@@ -7,7 +7,8 @@ model loads) and `uses_model=` (app.cli.model_setup): then the bundled models ar
 installed on first use, once, by app.cli.model_setup, before `run`.
 
 Exit codes: 0 done; 1 a typed engine error, printed as one line on stderr (no
-tracebacks for user mistakes); 2 a wrong command line (argparse, also one line);
+tracebacks for user mistakes); 2 a wrong command line (argparse, also one line), or
+training asked of an install without torch (the line says how to add it);
 130 interrupted. Logs and third-party warnings go to BABELFIND_HOME/logs/babelfind.log;
 --verbose (or BABELFIND_VERBOSE=1) shows them on stderr too.
 """
@@ -22,6 +23,7 @@ import sys
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.cli.arguments import OneLineParser
+from app.training_extra import TrainingNotInstalled
 from engine.errors import BabelfindError
 from engine.store.urls import one_line, scrub
 
@@ -93,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
                 # The terminal gets one line below; the log keeps the traceback for a bug report.
                 log.info("babelfind %s failed", args.command, exc_info=True)
                 raise
+    except TrainingNotInstalled as e:  # an install without the `train` extra: how to add it
+        print(f"babelfind: error: {e}", file=sys.stderr)
+        return 2
     except BabelfindError as e:
         print(f"babelfind: error: {e}", file=sys.stderr)
         return 1

@@ -178,8 +178,9 @@ def run_models_import(args) -> int:
 
 def run_models_import_laser(args) -> int:
     """Exports a LASER checkpoint to ONNX (needs torch, as training does) and registers it."""
-    if importlib.util.find_spec("trainer.laser") is None or importlib.util.find_spec("torch") is None:
-        raise InputError("importing a LASER checkpoint needs the trainer (torch) installed")
+    from app.training_extra import require_training
+
+    require_training("importing a LASER checkpoint")
     from trainer.laser import export_laser
 
     def progress(fraction: float, message: str) -> None:

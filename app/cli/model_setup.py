@@ -38,14 +38,23 @@ def prepare_models(paths: DataPaths, which: str) -> None:
     name = None if which == ACTIVE_MODEL else which
     if not models_missing(paths, name):
         return
-    print("babelfind: installing the bundled models (first use only, about a minute)",
-          file=sys.stderr)
+    print(f"babelfind: {_first_use_work()}", file=sys.stderr)
     bar = _InstallBar()
     try:
         ready = ensure_models(paths, bar.update, name)
     finally:
         bar.close()
     print(f"babelfind: models installed; using {ready}", file=sys.stderr)
+
+
+def _first_use_work() -> str:
+    """What the first use does: copy the models an installer prepared, or build them."""
+    from trainer.default_models import prepared_models_dir
+
+    prepared = prepared_models_dir()
+    if prepared is not None and prepared.is_dir():
+        return "copying the bundled models into the data folder (first use only, seconds)"
+    return "installing the bundled models (first use only, about a minute)"
 
 
 class _InstallBar:

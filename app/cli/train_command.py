@@ -66,9 +66,11 @@ def register(subparsers) -> None:
 
 def check_train(args) -> None:
     """The checks that need no model: what to learn from, and a free name for the result."""
+    from app.training_extra import require_training
     from engine.config import data_paths
     from engine.models import check_name, model_dir
 
+    require_training("babelfind train")
     if not args.resume and not (args.corpus or args.collection or args.pairs):
         raise InputError("give --corpus PATH..., --collection NAME or --pairs FILE... (or --resume)")
     check_name(args.out)

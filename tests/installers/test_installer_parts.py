@@ -1,0 +1,84 @@
+"""The pieces of the installers that run without building a bundle: the runtime hook, the
+icon containers, and the desktop entry."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import runpy
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+INSTALLERS = Path(__file__).resolve().parents[2] / "installers"
+
+
+@pytest.fixture
+def hook_env(monkeypatch):
+    for name in ("BABELFIND_PREPARED_MODELS", "BABELFIND_RESOURCES"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_runtime_hook_points_at_the_bundle(hook_env, tmp_path):
+    hook_env.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    runpy.run_path(str(INSTALLERS / "bundle_runtime_hook.py"))
+    assert os.environ["BABELFIND_PREPARED_MODELS"] == str(tmp_path / "models")
+    assert os.environ["BABELFIND_RESOURCES"] == str(tmp_path / "resources")
+
+
+def test_runtime_hook_keeps_what_the_user_set(hook_env, tmp_path):
+    hook_env.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    hook_env.setenv("BABELFIND_PREPARED_MODELS", "/elsewhere")
+    runpy.run_path(str(INSTALLERS / "bundle_runtime_hook.py"))
+    assert os.environ["BABELFIND_PREPARED_MODELS"] == "/elsewhere"
+
+
+def test_icon_containers_hold_the_rendered_sizes():
+    ico = (INSTALLERS / "windows" / "babelfind.ico").read_bytes()
+    reserved, kind, count = struct.unpack("<HHH", ico[:6])
+    assert (reserved, kind, count) == (0, 1, 4)
+    sides = [ico[6 + 16 * i] or 256 for i in range(count)]
+    assert sides == [16, 32, 48, 256]
+    icns = (INSTALLERS / "macos" / "babelfind.icns").read_bytes()
+    assert icns[:4] == b"icns" and struct.unpack(">I", icns[4:8])[0] == len(icns)
+    png = (INSTALLERS / "linux" / "babelfind.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (256, 256)
+
+
+def test_desktop_entry_starts_the_window_with_its_icon():
+    entry = configparser.ConfigParser(interpolation=None)
+    entry.optionxform = str
+    entry.read(INSTALLERS / "linux" / "babelfind.desktop", encoding="utf-8")
+    section = entry["Desktop Entry"]
+    assert section["Type"] == "Application" and section["Exec"].split()[0] == "babelfind-gui"
+    assert section["Icon"] == "babelfind" and (INSTALLERS / "linux" / "babelfind.svg").is_file()
+    assert section["Categories"].endswith(";")
+
+
+def test_resources_come_from_the_checkout_here(monkeypatch):
+    from engine.config import resources_dir
+
+    monkeypatch.delenv("BABELFIND_RESOURCES", raising=False)
+    assert resources_dir() == INSTALLERS.parent / "resources"
+    monkeypatch.setenv("BABELFIND_RESOURCES", "/opt/babelfind/resources")
+    assert resources_dir() == Path("/opt/babelfind/resources")
+
+
+def test_a_wheel_carries_the_resources(tmp_path):
+    """pip install (not editable) has no checkout beside the code: the wheel must carry them."""
+    import subprocess
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "--quiet", str(INSTALLERS.parent), "-w", str(tmp_path)], check=True, timeout=600)
+    (wheel,) = tmp_path.glob("babelfind-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    data = [n.split(".data/data/", 1)[1] for n in names if ".data/data/" in n]
+    for wanted in ("share/babelfind/resources/icons/search.svg",
+                   "share/babelfind/resources/style/babelfind.qss",
+                   "share/babelfind/resources/models/int8_evidence.json",
+                   "share/babelfind/resources/sample/beekeeping_en.md"):
+        assert wanted in data
