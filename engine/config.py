@@ -54,27 +54,6 @@ class DataPaths:
         return load_settings(self).get("db_url") or self.default_db_url
 
 
-def resources_dir() -> Path:
-    """Icons, style sheet, sample corpus and int8 evidence, e.g. resources_dir() / "icons".
-
-    $BABELFIND_RESOURCES (the bundle sets it), else resources/ beside the code (a checkout
-    or an editable install), else the copy a pip install puts in the environment's
-    share/babelfind/resources (pyproject.toml's data-files).
-    """
-    override = os.environ.get("BABELFIND_RESOURCES")
-    if override:
-        return Path(override)
-    checkout = Path(__file__).resolve().parents[1] / "resources"
-    if checkout.is_dir():
-        return checkout
-    import site
-    import sys
-
-    installed = [Path(base) / "share" / APP_NAME / "resources"
-                 for base in (sys.prefix, site.getuserbase())]
-    return next((folder for folder in installed if folder.is_dir()), installed[0])
-
-
 def data_paths(home: Path | None = None) -> DataPaths:
     paths = DataPaths(Path(home) if home is not None else home_dir())
     paths.home.mkdir(parents=True, exist_ok=True)

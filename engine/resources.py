@@ -12,12 +12,14 @@ order:
 2. A PyInstaller bundle: `sys._MEIPASS/resources` (the one-folder bundle's `_internal/`),
    then `resources/` beside the executable.
 3. The source checkout (or an editable install): `resources/` beside `engine/`.
-4. An installed data prefix: `sys.prefix/share/babelfind/resources`.
+4. An installed data prefix (pyproject.toml's data-files): `sys.prefix/share/babelfind/resources`,
+   or the user base's for `pip install --user`.
 """
 
 from __future__ import annotations
 
 import os
+import site
 import sys
 from pathlib import Path
 
@@ -46,7 +48,8 @@ def resource_candidates() -> list[Path]:
     if getattr(sys, "frozen", False):
         candidates.append(Path(sys.executable).resolve().parent / "resources")
     candidates.append(Path(__file__).resolve().parents[1] / "resources")
-    candidates.append(Path(sys.prefix) / "share" / "babelfind" / "resources")
+    for base in (sys.prefix, site.getuserbase()):
+        candidates.append(Path(base) / "share" / "babelfind" / "resources")
     return list(dict.fromkeys(candidates))  # a bundle's two guesses may be one folder
 
 

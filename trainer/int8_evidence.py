@@ -28,7 +28,7 @@ EVIDENCE_FILE = "int8_evidence.json"
 
 def evidence_path() -> Path:
     """resources/models/int8_evidence.json (BABELFIND_RESOURCES moves resources/)."""
-    from engine.config import resources_dir
+    from engine.resources import resources_dir
 
     return resources_dir() / "models" / EVIDENCE_FILE
 

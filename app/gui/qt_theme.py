@@ -19,7 +19,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QP
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
-from engine.config import resources_dir
+from engine.resources import resources_dir
 
 RESOURCES = resources_dir()
 ICONS = RESOURCES / "icons"

@@ -17,8 +17,11 @@ INSTALLERS = Path(__file__).resolve().parents[2] / "installers"
 
 @pytest.fixture
 def hook_env(monkeypatch):
+    # setenv first so that monkeypatch restores the variables the hook sets (a plain
+    # delenv of an unset name records nothing and the hook's values would leak on)
     for name in ("BABELFIND_PREPARED_MODELS", "BABELFIND_RESOURCES"):
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     return monkeypatch
 
 
@@ -58,13 +61,13 @@ def test_desktop_entry_starts_the_window_with_its_icon():
     assert section["Categories"].endswith(";")
 
 
-def test_resources_come_from_the_checkout_here(monkeypatch):
-    from engine.config import resources_dir
+def test_resources_come_from_the_checkout_here(monkeypatch, tmp_path):
+    from engine.resources import resources_dir
 
     monkeypatch.delenv("BABELFIND_RESOURCES", raising=False)
     assert resources_dir() == INSTALLERS.parent / "resources"
-    monkeypatch.setenv("BABELFIND_RESOURCES", "/opt/babelfind/resources")
-    assert resources_dir() == Path("/opt/babelfind/resources")
+    monkeypatch.setenv("BABELFIND_RESOURCES", str(tmp_path))
+    assert resources_dir() == tmp_path
 
 
 def test_a_wheel_carries_the_resources(tmp_path):
