@@ -36,7 +36,7 @@ from engine.query import ParsedQuery
 from engine.index.fusion import ScoreBaseline, fuse, score_baseline
 from engine.index.restrict import allowed_passages
 from engine.store import PassageRow, Store
-from engine.store.search_queries import passage_documents, vectors_of
+from engine.store.search_queries import passage_documents
 
 SNIPPET_CHARS = 280
 PASSAGES_PER_DOCUMENT = 3
@@ -136,7 +136,7 @@ def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
     if allowed is not None and k >= len(allowed) and len(allowed) <= EXACT_FROM_STORE:
         # A few given ids: their stored vectors, one product. An id selector on IVF would
         # scan every list for them (tens of ms at 100k passages).
-        found, vectors = vectors_of(live.store, live.generation.id, live.generation.dim, allowed.tolist())
+        found, vectors = live.vectors(allowed)
         scores = np.full(len(allowed), -1.0, np.float32)  # no vector (removed meanwhile): lowest
         scores[np.searchsorted(allowed, found)] = vectors @ queries[0]
         return allowed, scores
