@@ -213,12 +213,16 @@ class KeywordIndex:
         # cheaper than count(*) on the full-text table, which reads every row.
         return int(self._db.execute("SELECT count(*) FROM passages_docsize").fetchone()[0])
 
-    def search(self, query: KeywordQuery, limit: int) -> tuple[np.ndarray, np.ndarray]:
-        """(passage ids int64 [n], scores float32 [n]) best first, n <= limit.
+    def search(self, query: KeywordQuery, limit: int, min_share: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """(passage ids int64 [n], scores float32 [n]) best first, n <= limit; with
+        `min_share`, only the passages scoring at least that.
 
         Scores are BM25 divided by the query's best possible BM25 (every term present,
         often), so 1.0 is "all of it, strongly" and a match of one common word is near 0;
         that makes them comparable across queries for the relevance floor and fusion.
+        FTS5 scores every match whatever the LIMIT; the floor, applied inside SQLite,
+        spares sorting and returning those below it (a query matching 8k passages:
+        ~9 ms instead of 13 ms for its best 1000 and 22 ms more for its best 4000).
         """
         if not query:
             return np.empty(0, np.int64), np.empty(0, np.float32)
@@ -227,13 +231,19 @@ class KeywordIndex:
             matched = _without_common_words(query, frequencies, total)
             if not matched:
                 return np.empty(0, np.int64), np.empty(0, np.float32)
-            rows = self._db.execute(
-                "SELECT rowid, -bm25(passages) FROM passages WHERE passages MATCH ? "
-                "ORDER BY bm25(passages) LIMIT ?", (matched.match_expression(), int(limit))).fetchall()
             bound = _best_possible(query, frequencies, total)
+            # A hair below the floor: the exact float32 comparison below decides.
+            floor = min_share * bound * (1 - 1e-6) if min_share > 0 else -math.inf
+            rows = self._db.execute(
+                "SELECT rowid, score FROM (SELECT rowid, -bm25(passages) AS score FROM passages "
+                "WHERE passages MATCH ?) WHERE score >= ? ORDER BY score DESC LIMIT ?",
+                (matched.match_expression(), floor, int(limit))).fetchall()
         ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-        scores = np.fromiter((r[1] for r in rows), np.float32, len(rows)) / np.float32(bound)
-        return ids, np.minimum(scores, 1.0)
+        scores = np.minimum(np.fromiter((r[1] for r in rows), np.float32, len(rows)) / np.float32(bound), 1.0)
+        if min_share > 0:
+            keep = scores >= min_share
+            ids, scores = ids[keep], scores[keep]
+        return ids, scores
 
     def matching(self, terms: Sequence[str], phrase: bool = False) -> np.ndarray:
         """Ids of every passage holding all `terms` (folded terms, e.g. from tokenize);
