@@ -214,7 +214,7 @@ def main() -> None:
               f"({live.index.kind} vectors)")
     keywords.close()
     store.close()
-    if args.keep:
+    if args.keep or args.reuse:  # a reused store stays for the next run
         print(f"kept the store in {home} (--reuse {home})")
     else:
         shutil.rmtree(home, ignore_errors=True)
