@@ -1,6 +1,6 @@
 """Every passage's document, language and file type in numpy arrays, cached between commits.
 
-    >>> catalog = passage_catalog(store)          # rebuilt only after passages changed
+    >>> catalog = passage_catalog(store)          # brought up to date only after passages changed
     >>> catalog.allowed(languages=frozenset({"de"}))   # sorted passage ids, int64
     >>> catalog.document_positions(ids)           # each passage's row in the document arrays
 
@@ -13,22 +13,25 @@ These facts never change in place: a re-indexed file gets new document and passa
 passages bumps the versions of the non-retired index generations. So a catalog is valid
 while those (generation id, version) pairs are unchanged; they are read on each call (one
 small query), so another process's commit is seen by the next search, as the FAISS file
-is re-checked against the same version. A document's mtime does change in place
-(`Store.touch_document`, no version bump): date filters keep asking SQL.
+is re-checked against the same version. When they changed, the catalog is brought up to
+date from the difference (new passages, documents gone), checked by the passages' count
+and id sum, so searching while indexing runs does not re-read everything after each
+commit. A document's mtime does change in place (`Store.touch_document`, no version
+bump): date filters keep asking SQL.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from engine.store.schema import Document, IndexGeneration, Passage
-from engine.store.store import Store
+from engine.store.store import Store, _chunks
 
 Stamp = tuple[tuple[int, int], ...]  # (generation id, version) of each non-retired generation
 
@@ -50,7 +53,7 @@ class PassageCatalog:
     document_languages: tuple[str | None, ...]  # [m]
     document_file_type: np.ndarray  # int32 [m]: index into `file_types`
     file_types: tuple[str, ...]
-    _under: dict = field(default_factory=dict)  # path prefix -> bool [m], filled on demand
+    _under: dict = field(default_factory=dict)  # path prefix -> bool [m], filled on demand (few per catalog)
 
     def __len__(self) -> int:
         return len(self.passage_ids)
@@ -99,18 +102,22 @@ class PassageCatalog:
             under = prefix if prefix.endswith("/") else prefix + "/"
             mask = np.fromiter((p == prefix or p.startswith(under) for p in self.document_paths), bool,
                                len(self.document_paths))
-            self._under[prefix] = mask  # a few prefixes per session; the catalog is short-lived
+            if len(self._under) >= 64:  # typed one after another; keep memory bounded
+                self._under.clear()
+            self._under[prefix] = mask
         return mask
 
 
 def passage_catalog(store: Store) -> PassageCatalog:
-    """The store's catalog, rebuilt when a commit since the last call added or removed passages."""
+    """The store's catalog, brought up to date when a commit since the last call added or
+    removed passages (from what changed: a search while indexing runs pays ~10 ms, not
+    a full read)."""
     stamp = _stamp(store)
     with _lock:
         cached = _catalogs.get(store)
-        if cached is not None and cached.stamp == stamp:
-            return cached
-    catalog = _build(store, stamp)
+    if cached is not None and cached.stamp == stamp:
+        return cached
+    catalog = (_refreshed(store, cached, stamp) if cached is not None else None) or _build(store, stamp)
     with _lock:
         _catalogs[store] = catalog
     return catalog
@@ -123,6 +130,10 @@ def _stamp(store: Store) -> Stamp:
         return tuple((int(g), int(v)) for g, v in rows)
 
 
+_PASSAGE_COLUMNS = (Passage.id, Passage.document_id, Passage.language)
+_DOCUMENT_COLUMNS = (Document.id, Document.path, Document.file_type, Document.language)
+
+
 def _build(store: Store, stamp: Stamp) -> PassageCatalog:
     """Reads the catalog; `stamp` was read before, so a commit meanwhile makes it stale, not wrong.
 
@@ -130,10 +141,75 @@ def _build(store: Store, stamp: Stamp) -> PassageCatalog:
     removed meanwhile and is left out.
     """
     with store.engine.connect() as connection:
-        passages = connection.execute(
-            select(Passage.id, Passage.document_id, Passage.language).order_by(Passage.id)).all()
-        documents = connection.execute(
-            select(Document.id, Document.path, Document.file_type, Document.language).order_by(Document.id)).all()
+        passages = connection.execute(select(*_PASSAGE_COLUMNS).order_by(Passage.id)).all()
+        documents = connection.execute(select(*_DOCUMENT_COLUMNS).order_by(Document.id)).all()
+    return _assembled(stamp, passages, documents)
+
+
+def _refreshed(store: Store, cached: PassageCatalog, stamp: Stamp) -> PassageCatalog | None:
+    """`cached` with what changed since it was read, or None when only a full read will do.
+
+    Passages are only ever inserted with a new document row and deleted with theirs
+    (Store.write_documents), and their ids only grow: so what changed is the passages
+    above the last id held, and the documents gone. A document id can be used again
+    after its row was deleted: one that new passages name is replaced. The passage count
+    and id sum then confirm the result (ids committed out of order, as concurrent
+    PostgreSQL writers can, fail it), else the caller reads everything.
+    """
+    last = int(cached.passage_ids[-1]) if len(cached) else 0
+    with store.engine.connect() as connection:
+        # A failed file's row holds no passages and may take the id of the indexed row it replaced.
+        present = np.fromiter(connection.scalars(select(Document.id).where(Document.status == "indexed")), np.int64)
+        added = connection.execute(select(*_PASSAGE_COLUMNS).where(Passage.id > last).order_by(Passage.id)).all()
+        owners = sorted({r[1] for r in added})
+        documents = [row for chunk in _chunks(owners)
+                     for row in connection.execute(select(*_DOCUMENT_COLUMNS).where(Document.id.in_(chunk)))]
+        count, total = connection.execute(select(func.count(Passage.id), func.sum(Passage.id))).one()
+    kept = np.isin(cached.document_ids, present) & ~np.isin(cached.document_ids, owners)
+    catalog = _merged(cached, kept, added, documents, stamp)
+    if len(catalog) != count or int(catalog.passage_ids.sum()) != int(total or 0):
+        return None
+    return catalog
+
+
+def _merged(cached: PassageCatalog, kept: np.ndarray, passages: Sequence, documents: Sequence,
+            stamp: Stamp) -> PassageCatalog:
+    """The kept documents of `cached` (bool [m]) with their passages, plus new passage rows
+    (id, document id, language; ids above the cached ones) and document rows (id, path,
+    file type, language); new passages whose document is missing are left out."""
+    file_table = {v: i for i, v in enumerate(cached.file_types)}
+    language_table = {v: i for i, v in enumerate(cached.languages)}
+    kept_rows = np.flatnonzero(kept)
+    document_ids = np.concatenate([cached.document_ids[kept_rows],
+                                   np.fromiter((r[0] for r in documents), np.int64, len(documents))])
+    file_codes = np.concatenate([cached.document_file_type[kept_rows], np.asarray(
+        [file_table.setdefault(r[2], len(file_table)) for r in documents], np.int32)])
+    paths = [cached.document_paths[i] for i in kept_rows.tolist()] + [r[1] for r in documents]
+    document_languages = [cached.document_languages[i] for i in kept_rows.tolist()] + [r[3] for r in documents]
+    order = np.argsort(document_ids, kind="stable")
+    document_ids, file_codes = document_ids[order], file_codes[order]
+
+    keep = kept[cached.passage_document]
+    passage_ids = np.concatenate([cached.passage_ids[keep],
+                                  np.fromiter((r[0] for r in passages), np.int64, len(passages))])
+    owners = np.concatenate([cached.document_ids[cached.passage_document[keep]],
+                             np.fromiter((r[1] for r in passages), np.int64, len(passages))])
+    language_codes = np.concatenate([cached.passage_language[keep], np.asarray(
+        [language_table.setdefault(r[2], len(language_table)) for r in passages], np.int32)])
+    rows = np.minimum(np.searchsorted(document_ids, owners), max(len(document_ids) - 1, 0))
+    present = document_ids[rows] == owners if len(document_ids) else np.zeros(len(owners), bool)
+    return PassageCatalog(
+        stamp=stamp, passage_ids=passage_ids[present], passage_document=rows[present],
+        passage_language=language_codes[present], languages=tuple(language_table),
+        document_ids=document_ids, document_paths=tuple(paths[i] for i in order.tolist()),
+        document_languages=tuple(document_languages[i] for i in order.tolist()),
+        document_file_type=file_codes, file_types=tuple(file_table))
+
+
+def _assembled(stamp: Stamp, passages: Sequence, documents: Sequence) -> PassageCatalog:
+    """A catalog of (id, document id, language) passage rows sorted by id and (id, path,
+    file type, language) document rows; passages whose document is missing are left out."""
+    documents = sorted(documents, key=lambda r: r[0])
     document_ids = np.fromiter((r[0] for r in documents), np.int64, len(documents))
     file_types, file_type_codes = _codes(r[2] for r in documents)
     passage_ids = np.fromiter((r[0] for r in passages), np.int64, len(passages))

@@ -205,3 +205,46 @@ def test_empty_store_and_values_nobody_has(db_url):
     assert len(restricted_passage_ids(store, Restriction(file_types=frozenset({"docx"})))) == 0
     assert len(restricted_passage_ids(store, Restriction(languages=frozenset({"de"})))) == 0
     assert len(restricted_passage_ids(store, Restriction(path_prefix="/a.txt"))) == 1
+
+
+def same_catalog(a, b) -> bool:
+    """The same facts per passage (documents without passages, failed ones, do not matter)."""
+    def facts(c):
+        rows = c.passage_document.tolist()
+        return [(pid, int(c.document_ids[d]), c.languages[lang], c.document_paths[d], c.document_languages[d],
+                 c.file_types[c.document_file_type[d]])
+                for pid, d, lang in zip(c.passage_ids.tolist(), rows, c.passage_language.tolist())]
+    return a.stamp == b.stamp and facts(a) == facts(b)
+
+
+def test_updated_in_place_equals_a_full_read(db_url, monkeypatch):
+    """Random writes, rewrites (new ids, a reused document id), removals and failures; after
+    each, the catalog brought up to date equals one read from scratch."""
+    from engine.store import FailureWrite, catalog as module
+
+    store, generation, root = filled_store(db_url)
+    full_reads = []
+    build = module._build
+    monkeypatch.setattr(module, "_build", lambda *a: full_reads.append(1) or build(*a))
+    rng = np.random.default_rng(3)
+    passage_catalog(store)
+    for step in range(25):
+        with store.session() as s:
+            paths = sorted(s.scalars(select(Document.path).where(Document.status == "indexed")))
+        action = step % 5
+        if action in (0, 1):  # new documents, or new versions of existing ones
+            writes = random_documents(rng, 3, tag=f"s{step}")
+            if action == 1 and paths:
+                writes = [document(str(p), "de", "md", 3.0, ["de", "en"]) for p in rng.choice(paths, 2)]
+            store.write_documents(root, generation, writes)
+        elif action == 2 and paths:
+            store.remove_documents([str(p) for p in rng.choice(paths, 3, replace=False)])
+        elif action == 3:  # the newest document removed, then a new one: SQLite may reuse its id
+            with store.session() as s:
+                newest = s.scalars(select(Document.path).order_by(Document.id.desc())).first()
+            store.remove_documents([newest])
+            store.write_documents(root, generation, [document(f"/docs/b/r{step}.txt", "fr", "txt", 2.0, ["fr"])])
+        elif paths:  # a file that now fails: its passages go, a failed row (no passages) comes
+            store.write_failures(root, [FailureWrite(str(rng.choice(paths)), 1, 1.0, None, "pdf", "broken")])
+        assert same_catalog(passage_catalog(store), build(store, module._stamp(store))), step
+    assert len(full_reads) == 1  # the first call; then always brought up to date, never read again
