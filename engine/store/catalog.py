@@ -141,12 +141,12 @@ def _build(store: Store, stamp: Stamp) -> PassageCatalog:
     removed meanwhile and is left out.
     """
     with store.engine.connect() as connection:
-        passages = _rows(connection, select(*_PASSAGE_COLUMNS).order_by(Passage.id))
-        documents = _rows(connection, select(*_DOCUMENT_COLUMNS).order_by(Document.id))
+        passages = driver_rows(connection, select(*_PASSAGE_COLUMNS).order_by(Passage.id))
+        documents = driver_rows(connection, select(*_DOCUMENT_COLUMNS).order_by(Document.id))
     return _assembled(stamp, passages, documents)
 
 
-def _rows(connection, statement) -> list[tuple]:
+def driver_rows(connection, statement) -> list[tuple]:
     """All rows of a SELECT with integer parameters, through the driver's own cursor.
 
     SQLAlchemy's result rows cost ~2 us each, most of the time of reading 100k passages;
@@ -174,7 +174,7 @@ def _refreshed(store: Store, cached: PassageCatalog, stamp: Stamp) -> PassageCat
     """
     last = int(cached.passage_ids[-1]) if len(cached) else 0
     with store.engine.connect() as connection:
-        present = np.array(_rows(connection, select(Document.id)), np.int64).reshape(-1)
+        present = np.array(driver_rows(connection, select(Document.id)), np.int64).reshape(-1)
         added = connection.execute(select(*_PASSAGE_COLUMNS).where(Passage.id > last).order_by(Passage.id)).all()
         owners = sorted({r[1] for r in added})
         documents = [row for chunk in _chunks(owners)

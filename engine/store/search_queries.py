@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import select
 
-from engine.store.catalog import passage_catalog
+from engine.store.catalog import driver_rows, passage_catalog
 from engine.store.schema import Document, Passage, Vector
 from engine.store.store import Store, _chunks
 
@@ -64,7 +64,7 @@ def _documents_modified(store: Store, after: float | None, before: float | None)
     if before is not None:
         query = query.where(Document.mtime < before)
     with store.engine.connect() as connection:
-        return np.fromiter(connection.scalars(query.order_by(Document.id)), np.int64)
+        return np.array(driver_rows(connection, query.order_by(Document.id)), np.int64).reshape(-1)
 
 
 def passage_ids(store: Store) -> np.ndarray:
