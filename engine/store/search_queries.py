@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import select
 
-from engine.store.catalog import driver_rows, passage_catalog
+from engine.store.catalog import passage_catalog
+from engine.store.dates import documents_modified
 from engine.store.schema import Document, Passage, Vector
 from engine.store.store import Store, _chunks
 
@@ -43,28 +44,17 @@ def restricted_passage_ids(store: Store, restriction: Restriction) -> np.ndarray
     """Sorted int64 ids of every passage the restriction allows.
 
     Languages, file types, folders and exclusions come from the cached passage catalog;
-    dates from SQL, as a document's mtime changes without a new version.
+    dates from engine.store.dates, as a document's mtime changes without a new version.
     """
     catalog = passage_catalog(store)
     dated = None
     if restriction.modified_after is not None or restriction.modified_before is not None:
-        dated = _documents_modified(store, restriction.modified_after, restriction.modified_before)
+        dated = documents_modified(store, restriction.modified_after, restriction.modified_before)
     ids = catalog.allowed(languages=restriction.languages, file_types=restriction.file_types,
                           path_prefix=restriction.path_prefix, document_ids=dated)
     if restriction.excluded_documents:
         ids = np.setdiff1d(ids, catalog.passages_of(restriction.excluded_documents), assume_unique=True)
     return ids
-
-
-def _documents_modified(store: Store, after: float | None, before: float | None) -> np.ndarray:
-    """Sorted ids of the documents with after <= mtime < before."""
-    query = select(Document.id)
-    if after is not None:
-        query = query.where(Document.mtime >= after)
-    if before is not None:
-        query = query.where(Document.mtime < before)
-    with store.engine.connect() as connection:
-        return np.array(driver_rows(connection, query.order_by(Document.id)), np.int64).reshape(-1)
 
 
 def passage_ids(store: Store) -> np.ndarray:

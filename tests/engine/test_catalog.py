@@ -248,3 +248,35 @@ def test_updated_in_place_equals_a_full_read(db_url, monkeypatch):
             store.write_failures(root, [FailureWrite(str(rng.choice(paths)), 1, 1.0, None, "pdf", "broken")])
         assert same_catalog(passage_catalog(store), build(store, module._stamp(store))), step
     assert len(full_reads) == 1  # the first call; then always brought up to date, never read again
+
+
+def test_date_filters_see_another_process_touch(tmp_path):
+    """The cached mtimes of an SQLite store are read again after any commit to the file."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store, generation, root = filled_store(url)
+    _, (ids,) = store.write_documents(root, generation, [document("/docs/t.txt", "en", "txt", 10.0, ["en"])])
+    recent = Restriction(modified_after=500.0)
+    assert restricted_passage_ids(store, recent).tolist() == []
+    other = Store.open(url)
+    other.touch_document("/docs/t.txt", 1, 1000.0)  # another connection pool, same file
+    assert restricted_passage_ids(store, recent).tolist() == ids
+    other.close()
+    script = f"from engine.store import Store; Store.open({url!r}).touch_document('/docs/t.txt', 1, 20.5)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env=os.environ | {"PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    assert restricted_passage_ids(store, recent).tolist() == []
+    assert restricted_passage_ids(store, Restriction(modified_after=20.5, modified_before=20.6)).tolist() == ids
+
+
+def test_closing_the_store_lets_go_of_the_file(tmp_path):
+    import sqlite3
+
+    from engine.store import dates
+
+    store, _, _ = filled_store(f"sqlite:///{tmp_path / 'store.db'}")
+    restricted_passage_ids(store, Restriction(modified_after=1.0))
+    watch = dates._watches[store]
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError):  # closed
+        watch._db.execute("PRAGMA data_version")
