@@ -147,8 +147,8 @@ class LiveIndex:
         """(ids int64 [n], vectors float32 [n, dim]) of those of `ids` that have a vector, sorted.
 
         From memory; an id the index does not hold (another process added it and this
-        one has not caught up yet) is looked up in the database, as before there was a
-        memory copy, so the answer is the same either way.
+        one has not caught up yet) is looked up in the database, so the answer is what
+        the stored vectors say either way.
         """
         wanted = np.unique(np.asarray(ids, np.int64))
         found, vectors = self.index.vectors(wanted)

@@ -17,7 +17,7 @@ is re-checked against the same version. When they changed, the catalog is brough
 date from the difference (new passages, documents gone), checked by the passages' count
 and id sum, so searching while indexing runs does not re-read everything after each
 commit. A document's mtime does change in place (`Store.touch_document`, no version
-bump): date filters keep asking SQL.
+bump): date filters have their own cache (engine.store.dates).
 """
 
 from __future__ import annotations
