@@ -9,8 +9,9 @@ library's indexes over it, and reports:
   * the keyword file's size, bytes per passage, and its build time per passage;
   * the keyword index's share of indexing time, against the real e5-small encoder's time
     for the same passages (--encoder-passages of them, measured in this process);
-  * search latency without query encoding (vectors are given), p50 / p90 per mode, and
-    with a filter (lang:de) and a phrase.
+  * search latency without query encoding (vectors are given), p50 / p90 per mode, with
+    each filter (lang:, type:, path:, after:) and a phrase; wall time and CPU time
+    (time.process_time, less sensitive to a loaded machine) per query.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ from engine.store import DocumentWrite, NewPassage, Store  # noqa: E402
 
 DIM = 384
 LANGUAGES = ("en", "de", "fr", "zh")
+FILE_TYPES = ("txt", "pdf", "html", "md")  # a quarter each, independent of the language
+FOLDERS = 8  # documents spread over /bench/folder0..7: path:/bench/folder3 allows an eighth
+FIRST_MTIME = 1_577_836_800.0  # 2020-01-01; one document every 2 hours, to mid-2024
 CHINESE = "我们明年夏天去北京旅游参观故宫和长城上海是一个很大的港口城市外滩很有名茶叶绿茶乌龙茶红茶普洱茶"
 
 
@@ -65,13 +69,14 @@ def build_store(url: str, passages: int, per_document: int = 5, seed: int = 7) -
     batch: list[DocumentWrite] = []
     for d in range(passages // per_document):
         language = LANGUAGES[d % len(LANGUAGES)]
+        file_type = FILE_TYPES[(d // len(LANGUAGES)) % len(FILE_TYPES)]
         items = [passage_text(rng, words, weights, language) for _ in range(per_document)]
         texts.extend(items)
         vectors = vectors_rng.standard_normal((per_document, DIM)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         batch.append(DocumentWrite(
-            path=f"/bench/{language}/doc{d:06d}.txt", size=1, mtime=1_700_000_000.0 + d, content_hash=f"{d:064x}",
-            file_type="txt", format="text", language=language,
+            path=f"/bench/folder{(d // 16) % FOLDERS}/doc{d:06d}.{file_type}", size=1, mtime=FIRST_MTIME + d * 7200.0,
+            content_hash=f"{d:064x}", file_type=file_type, format="text", language=language,
             passages=tuple(NewPassage(t, 0, len(t), None, language) for t in items), vectors=vectors))
         if len(batch) == 200:
             store.write_documents(root, generation.id, batch)
@@ -142,6 +147,7 @@ def main() -> None:
     parser.add_argument("--models", type=Path, help="models folder for --index (holding multilingual-e5-small)")
     parser.add_argument("--keep", action="store_true", help="keep the built store for --reuse")
     parser.add_argument("--reuse", type=Path, help="home folder of a run made with --keep")
+    parser.add_argument("--cases", help="only the query cases whose names contain one of these (comma separated)")
     args = parser.parse_args()
     if args.index:
         real_indexing_share(args.index, args.models)
@@ -171,30 +177,46 @@ def main() -> None:
     live = LiveIndex.open(store, generation, paths.indexes, keywords=keywords)
     indexes = SearchIndexes(store, live, keywords)
     rng = random.Random(3)
-    queries_rng = np.random.default_rng(3)
     sample_texts = rng.sample(texts, args.queries)
+
+    def words(text: str) -> str:  # the first 3 words of a passage: mostly common ones
+        return " ".join(text.split()[:3])
+
     cases = {
-        "fused  words": lambda t: parse_query(" ".join(t.split()[:3])),
-        "dense  words": lambda t: parse_query(" ".join(t.split()[:3])),
-        "keyword words": lambda t: parse_query(" ".join(t.split()[:3])),
+        "dense  words": lambda t: parse_query(words(t)),
+        "keyword words": lambda t: parse_query(words(t)),
+        "fused  words": lambda t: parse_query(words(t)),
         "fused  identifier": lambda t: parse_query(t.split()[-2]),
-        "fused  lang:de": lambda t: parse_query(" ".join(t.split()[:3]) + " lang:de"),
         "fused  phrase": lambda t: parse_query('"' + " ".join(t.split()[1:3]) + '"'),
+        "dense  lang:de": lambda t: parse_query(words(t) + " lang:de"),
+        "fused  lang:de": lambda t: parse_query(words(t) + " lang:de"),
+        "fused  type:pdf": lambda t: parse_query(words(t) + " type:pdf"),
+        "fused  path:": lambda t: parse_query(words(t) + " path:/bench/folder3"),
+        "fused  after:": lambda t: parse_query(words(t) + " after:2023-01-01"),
+        "fused  lang+type+after": lambda t: parse_query(words(t) + " lang:de type:pdf after:2023-01-01"),
     }
+    only = set(args.cases.split(",")) if args.cases else None
     for name, make in cases.items():
+        if only and not any(o in name for o in only):
+            continue
         mode = name.split()[0]
-        timings = []
+        timings, cpu = [], []
+        queries_rng = np.random.default_rng(3)  # the same query vectors for every case
         for text in sample_texts:
             query = make(text)
             vector = queries_rng.standard_normal(DIM).astype(np.float32)
             vector /= np.linalg.norm(vector)
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             run_search(indexes, query, None if mode == "keyword" else vector, 10, mode)
             timings.append((time.perf_counter() - started) * 1e3)
-        print(f"search {name:18s} {percentiles(timings[5:])}  ({live.index.kind} vectors)")
+            cpu.append((time.process_time() - started_cpu) * 1e3)
+        print(f"search {name:24s} {percentiles(timings[5:])}  cpu p50 {statistics.median(cpu[5:]):6.1f} ms  "
+              f"({live.index.kind} vectors)")
     keywords.close()
     store.close()
-    if not args.keep:
+    if args.keep or args.reuse:  # a reused store stays for the next run
+        print(f"kept the store in {home} (--reuse {home})")
+    else:
         shutil.rmtree(home, ignore_errors=True)
 
 

@@ -36,7 +36,7 @@ from engine.query import ParsedQuery
 from engine.index.fusion import ScoreBaseline, fuse, score_baseline
 from engine.index.restrict import allowed_passages
 from engine.store import PassageRow, Store
-from engine.store.search_queries import passage_documents, vectors_of
+from engine.store.search_queries import passage_documents
 
 SNIPPET_CHARS = 280
 PASSAGES_PER_DOCUMENT = 3
@@ -68,7 +68,6 @@ class SearchConfig:
     keyword_weight: float = 3.0
     # Dense candidates fetched at first; doubled while the last is still above the floor.
     dense_fetch: int = 256
-    keyword_fetch: int = 1000
     # Matches counted at most per retrieval: past this a query of common words ("the
     # report") has matched a large part of the collection, and counting all of them
     # would cost more than the search; the count then reads "at least".
@@ -136,7 +135,7 @@ def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
     if allowed is not None and k >= len(allowed) and len(allowed) <= EXACT_FROM_STORE:
         # A few given ids: their stored vectors, one product. An id selector on IVF would
         # scan every list for them (tens of ms at 100k passages).
-        found, vectors = vectors_of(live.store, live.generation.id, live.generation.dim, allowed.tolist())
+        found, vectors = live.vectors(allowed)
         scores = np.full(len(allowed), -1.0, np.float32)  # no vector (removed meanwhile): lowest
         scores[np.searchsorted(allowed, found)] = vectors @ queries[0]
         return allowed, scores
@@ -204,20 +203,16 @@ def meaning_floor(best_z: float, config: SearchConfig) -> float:
 
 def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.ndarray | None,
                         config: SearchConfig) -> tuple[np.ndarray, np.ndarray]:
-    """(ids sorted, BM25 shares) of allowed passages whose share clears the keyword floor."""
-    keyword_query = KeywordQuery.of(query.keyword_words)
-    limit = config.keyword_fetch
-    while True:
-        ids, scores = keywords.search(keyword_query, limit)
-        exhausted = len(ids) < limit
-        if allowed is not None:
-            keep = np.isin(ids, allowed, assume_unique=True)
-            ids, scores = ids[keep], scores[keep]
-        if exhausted or (len(scores) and scores[-1] < config.min_keyword_share) or limit >= config.max_counted:
-            break
-        limit *= 4
-    keep = scores >= config.min_keyword_share
-    ids, scores = ids[keep], scores[keep]
+    """(ids sorted, BM25 shares) of allowed passages whose share clears the keyword floor.
+
+    The floor is applied inside the index, in one query: at most max_counted passages
+    clear it before the filter, as the matches of a common word are counted no further.
+    """
+    ids, scores = keywords.search(KeywordQuery.of(query.keyword_words), config.max_counted,
+                                  min_share=config.min_keyword_share)
+    if allowed is not None:
+        keep = np.isin(ids, allowed, assume_unique=True)
+        ids, scores = ids[keep], scores[keep]
     order = np.argsort(ids)
     return ids[order], scores[order]
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 # Scripts without spaces between words: Thai, Lao, Myanmar, Khmer, Hangul Jamo, CJK
 # punctuation-free ranges (kana, Han, Hangul syllables), CJK compatibility, supplementary Han.
@@ -47,9 +47,12 @@ _CASE_DIGIT = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])|(?<=[a-z])(?=
 _FOLDABLE_BASE = re.compile(r"[\u0000-\u052f\u1e00-\u1fff]")  # Latin, Greek, Cyrillic
 
 
-@dataclass(frozen=True)
-class Token:
-    """One term of a text, with where it stands there (for highlighting)."""
+class Token(NamedTuple):
+    """One term of a text, with where it stands there (for highlighting).
+
+    A named tuple, not a frozen dataclass: highlighting makes one per word of every
+    shown passage, and a frozen dataclass takes four times as long to construct.
+    """
 
     term: str  # folded; identifiers joined with "_"
     start: int  # character offsets into the text that was tokenised
@@ -129,6 +132,7 @@ def _word_token(raw: str, offset: int) -> Token:
     return Token(whole, offset, offset + len(raw), parts)
 
 
+@lru_cache(maxsize=65536)  # words repeat; the check walks every letter of the word
 def _is_plain(raw: str) -> bool:
     """A word with no parts: letters in one case (or capitalised), or only digits; the common case."""
     if raw.isdigit():

@@ -27,6 +27,7 @@ import numpy as np
 
 from engine.index.keyword_index import KeywordIndex
 from engine.store import GenerationInfo, Store
+from engine.store.search_queries import vectors_of
 from engine.index.vector_file import read_trailer
 from engine.index.vectors import VectorIndex, VectorIndexConfig
 
@@ -141,6 +142,23 @@ class LiveIndex:
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return self.index.search(queries, k)
+
+    def vectors(self, ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ids int64 [n], vectors float32 [n, dim]) of those of `ids` that have a vector, sorted.
+
+        From memory; an id the index does not hold (another process added it and this
+        one has not caught up yet) is looked up in the database, so the answer is what
+        the stored vectors say either way.
+        """
+        wanted = np.unique(np.asarray(ids, np.int64))
+        found, vectors = self.index.vectors(wanted)
+        if len(found) < len(wanted):
+            missing = np.setdiff1d(wanted, found, assume_unique=True)
+            stored_ids, stored = vectors_of(self.store, self.generation.id, self.generation.dim, missing.tolist())
+            found, vectors = np.concatenate([found, stored_ids]), np.concatenate([vectors, stored])
+            order = np.argsort(found, kind="stable")
+            found, vectors = found[order], vectors[order]
+        return found, vectors
 
     def __len__(self) -> int:
         return len(self.index)

@@ -3,7 +3,8 @@
     index, kind, trained_count = build_kind("ivf", 384, ids, vectors, config)
 
 "flat" is `IndexIDMap2(IndexFlatIP)` (exact); "ivf" is `IndexIVFFlat` with spherical k-means
-lists (approximate, removable). Callers hold the locks; nothing here keeps state.
+lists (approximate, removable). Also reading vectors back by id, and the id selector
+of a filtered search. Callers hold the locks; nothing here keeps state.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from engine.index.vectors import VectorIndexConfig
 
 Kind = Literal["flat", "ivf"]
+BITMAP_IDS_PER_MEMBER = 64  # a filter bitmap may spend up to 8 bytes (64 ids) per id it holds
 
 
 def new_flat(dim: int):
@@ -87,3 +89,41 @@ def all_vectors(index, kind: Kind) -> tuple[np.ndarray, np.ndarray]:
     if not id_parts:
         return np.empty(0, np.int64), np.empty((0, dim), np.float32)
     return np.concatenate(id_parts).astype(np.int64), np.concatenate(vector_parts)
+
+
+def lookup_vectors(index, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ids int64 [n], vectors float32 [n, d]) of those of `ids` the index holds, in order.
+
+    Needs the IVF index's direct map (VectorIndex installs one); the flat IndexIDMap2
+    has its own.
+    """
+    try:
+        return ids, index.reconstruct_batch(ids)
+    except RuntimeError:  # some id is not held (removed meanwhile): one at a time
+        found, vectors = [], []
+        for i in ids.tolist():
+            try:
+                vectors.append(index.reconstruct(i))
+            except RuntimeError:
+                continue
+            found.append(i)
+    return np.asarray(found, np.int64), np.asarray(vectors, np.float32).reshape(-1, index.d)
+
+
+def id_selector(ids: np.ndarray):
+    """(FAISS id selector for `ids`, the array it reads, to keep alive during the search).
+
+    A bitmap (bit id % 8 of byte id // 8) where the ids are dense enough, as passage ids
+    (autoincrement) are: made in microseconds, a bit test per candidate. IDSelectorBatch
+    builds a hash set of the ids on every search (~1.5 ms for 25k); it stays for sparse
+    ids, where a bitmap would be large.
+    """
+    import faiss
+
+    top = int(ids.max()) if len(ids) else 0
+    if top >= BITMAP_IDS_PER_MEMBER * len(ids) + (1 << 20):
+        return faiss.IDSelectorBatch(len(ids), faiss.swig_ptr(ids)), ids
+    mask = np.zeros(top + 1, bool)
+    mask[ids] = True
+    bitmap = np.packbits(mask, bitorder="little")
+    return faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap)), bitmap

@@ -37,7 +37,7 @@ import numpy as np
 
 from engine.errors import InputError
 from engine.index.vector_file import read_index_file, write_index_file
-from engine.index.vector_kinds import Kind, all_ids, all_vectors, build_kind, new_flat
+from engine.index.vector_kinds import Kind, all_ids, all_vectors, build_kind, id_selector, lookup_vectors, new_flat
 
 log = logging.getLogger(__name__)
 
@@ -219,6 +219,18 @@ class VectorIndex:
         with self._lock:
             return np.sort(all_ids(self._index, self._kind))
 
+    def vectors(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ids int64 [n], vectors float32 [n, dim]) of those of `ids` held, in the order given.
+
+            found, vectors = index.vectors(np.array([7, 8]))   # exact cosines of a few ids
+
+        Read from memory (the IVF lists' id -> entry map, or the flat index's own), where
+        the database would cost a query and a blob per vector.
+        """
+        ids = _as_ids(ids, "ids")
+        with self._lock:
+            return lookup_vectors(self._index, ids)
+
     def search(
         self, queries: np.ndarray, k: int, *, candidate_filter: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -251,7 +263,7 @@ class VectorIndex:
             if self._kind == "flat":
                 return self._index.search(queries, k)
             return self._index.search(queries, k, params=faiss.SearchParametersIVF(nprobe=self._nprobe()))
-        sel = faiss.IDSelectorBatch(len(selector_ids), faiss.swig_ptr(selector_ids))
+        sel, _keep = id_selector(selector_ids)  # _keep: the memory FAISS reads, alive until we return
         if self._kind == "flat":
             return self._index.search(queries, k, params=faiss.SearchParameters(sel=sel))
         # With a selective filter few candidates lie in the usual lists; scanning lists in
@@ -320,6 +332,13 @@ class VectorIndex:
 
     def _install(self, faiss_index, kind: Kind, trained_count: int) -> None:
         """Makes `faiss_index` the live index; caller holds the lock (or is __init__)."""
+        if kind == "ivf":
+            import faiss
+
+            if faiss_index.direct_map.type == faiss.DirectMap.NoMap:
+                # id -> list entry, for `vectors`; a hash table, as an array map cannot
+                # remove ids. ~40 ms and ~5 MB per 100k vectors; saved with the file.
+                faiss_index.set_direct_map_type(faiss.DirectMap.Hashtable)
         self._index, self._kind, self._trained_count = faiss_index, kind, trained_count
         self._gpu = None
 

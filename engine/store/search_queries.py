@@ -3,8 +3,10 @@
     >>> ids = restricted_passage_ids(store, Restriction(languages=frozenset({"de"})))
     >>> passage_texts(store, [1, 2])          # [(passage id, document id, text), ...]
 
-Filters are applied here, in SQL, before any top-k cut: search then looks only among
-these ids, so counts and facets cover every match.
+Filters are applied here, before any top-k cut: search then looks only among these ids,
+so counts and facets cover every match. What never changes in place (a passage's
+document, language, file type and path) comes from the cached catalog
+(engine.store.catalog); the rest from SQL.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import select
 
+from engine.store.catalog import passage_catalog
+from engine.store.dates import documents_modified
 from engine.store.schema import Document, Passage, Vector
 from engine.store.store import Store, _chunks
 
@@ -37,24 +41,19 @@ class Restriction:
 
 
 def restricted_passage_ids(store: Store, restriction: Restriction) -> np.ndarray:
-    """Sorted int64 ids of every passage the restriction allows."""
-    query = select(Passage.id).join(Document, Passage.document_id == Document.id)
-    if restriction.languages:
-        query = query.where(Passage.language.in_(sorted(restriction.languages)))
-    if restriction.file_types:
-        query = query.where(Document.file_type.in_(sorted(restriction.file_types)))
-    if restriction.path_prefix:
-        prefix = restriction.path_prefix.rstrip("/") or "/"
-        under = prefix if prefix.endswith("/") else prefix + "/"
-        query = query.where((Document.path == prefix) | Document.path.startswith(under, autoescape=True))
-    if restriction.modified_after is not None:
-        query = query.where(Document.mtime >= restriction.modified_after)
-    if restriction.modified_before is not None:
-        query = query.where(Document.mtime < restriction.modified_before)
-    with store.session() as s:
-        ids = np.fromiter(s.scalars(query.order_by(Passage.id)), np.int64)
+    """Sorted int64 ids of every passage the restriction allows.
+
+    Languages, file types, folders and exclusions come from the cached passage catalog;
+    dates from engine.store.dates, as a document's mtime changes without a new version.
+    """
+    catalog = passage_catalog(store)
+    dated = None
+    if restriction.modified_after is not None or restriction.modified_before is not None:
+        dated = documents_modified(store, restriction.modified_after, restriction.modified_before)
+    ids = catalog.allowed(languages=restriction.languages, file_types=restriction.file_types,
+                          path_prefix=restriction.path_prefix, document_ids=dated)
     if restriction.excluded_documents:
-        ids = np.setdiff1d(ids, passages_of_documents(store, restriction.excluded_documents))
+        ids = np.setdiff1d(ids, catalog.passages_of(restriction.excluded_documents), assume_unique=True)
     return ids
 
 
@@ -65,19 +64,13 @@ def passage_ids(store: Store) -> np.ndarray:
 
 
 def passages_of_documents(store: Store, document_ids: Sequence[int] | frozenset[int]) -> np.ndarray:
-    out: list[int] = []
-    with store.session() as s:
-        for chunk in _chunks(sorted(int(d) for d in document_ids)):
-            out.extend(s.scalars(select(Passage.id).where(Passage.document_id.in_(chunk))))
-    return np.unique(np.asarray(out, np.int64))
+    """Sorted ids of these documents' passages."""
+    return passage_catalog(store).passages_of(document_ids)
 
 
 def documents_of_passages(store: Store, ids: Sequence[int]) -> set[int]:
-    out: set[int] = set()
-    with store.session() as s:
-        for chunk in _chunks([int(i) for i in ids]):
-            out.update(s.scalars(select(Passage.document_id).where(Passage.id.in_(chunk))))
-    return out
+    """Ids of the documents holding these passages (passages no longer stored are left out)."""
+    return passage_catalog(store).documents_of(ids)
 
 
 def passage_texts(store: Store, ids: Sequence[int]) -> list[tuple[int, int, str]]:
@@ -105,11 +98,12 @@ def vectors_of(store: Store, generation_id: int, dim: int, ids: Sequence[int]) -
 
 
 def passage_documents(store: Store, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
-    """passage id -> (document path, document language): enough to group and count matches."""
-    out: dict[int, tuple[str, str | None]] = {}
-    with store.session() as s:
-        for chunk in _chunks([int(i) for i in ids]):
-            rows = s.execute(select(Passage.id, Document.path, Document.language)
-                             .join(Document, Passage.document_id == Document.id).where(Passage.id.in_(chunk)))
-            out.update((pid, (path, language)) for pid, path, language in rows)
-    return out
+    """passage id -> (document path, document language): enough to group and count matches.
+
+    Passages no longer stored are absent.
+    """
+    catalog = passage_catalog(store)
+    ids = np.asarray(ids, np.int64)
+    rows = catalog.document_positions(ids)
+    paths, languages = catalog.document_paths, catalog.document_languages
+    return {pid: (paths[row], languages[row]) for pid, row in zip(ids.tolist(), rows.tolist()) if row >= 0}
