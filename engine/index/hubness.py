@@ -88,11 +88,15 @@ def reference_entries() -> list[tuple[str, str]]:
     return [(language, sentence) for language, sentence in entries if sentence.strip()]
 
 
+def reference_texts() -> list[str]:
+    """The reference sentences alone, in file order."""
+    return [sentence for _, sentence in reference_entries()]
+
+
 def reference_vectors(encoder: QueryEncoder) -> tuple[np.ndarray, list[str]]:
     """The reference sentences encoded as queries, float32 [R, dim], and their languages [R]."""
-    entries = reference_entries()
-    vectors = encoder.encode([sentence for _, sentence in entries], kind="query")
-    return np.ascontiguousarray(vectors, np.float32), [language for language, _ in entries]
+    vectors = encoder.encode(reference_texts(), kind="query")
+    return np.ascontiguousarray(vectors, np.float32), [language for language, _ in reference_entries()]
 
 
 def reference_digest(reference: np.ndarray, languages: list[str]) -> str:
