@@ -129,8 +129,8 @@ def _relative(path: str) -> str:
 
 
 def ranks(scores: np.ndarray, paths: list[str], expected: list[str]) -> list[int | None]:
-    """Rank (1-based) of each query's expected document when documents are ranked by their
-    best passage score; None beyond 10. scores: [queries, passages]."""
+    """Rank (1-based, ties counted against it) of each query's expected document when
+    documents are ranked by their best passage score; None beyond 10. scores: [queries, passages]."""
     documents = sorted(set(paths))
     column = {d: i for i, d in enumerate(documents)}
     owner = np.array([column[p] for p in paths])
@@ -142,7 +142,9 @@ def ranks(scores: np.ndarray, paths: list[str], expected: list[str]) -> list[int
         if target not in column:
             out.append(None)
             continue
-        rank = int((row > row[column[target]]).sum()) + 1
+        # Ties count against the target: identical passages (the same closing line in
+        # every reminder) come back from the library in no particular order.
+        rank = int((row >= row[column[target]]).sum())
         out.append(rank if rank <= 10 else None)
     return out
 
