@@ -84,7 +84,8 @@ class QueryEncoder(Protocol):
 def reference_entries() -> list[tuple[str, str]]:
     """(ISO 639-1 language, sentence) per reference query; the file holds "en<TAB>text" lines."""
     text = resources.files("engine.index").joinpath("hubness_queries.txt").read_text("utf-8")
-    entries = [tuple(line.split("\t", 1)) for line in text.splitlines() if "\t" in line]
+    lines = [line for line in text.splitlines() if "\t" in line and not line.startswith("#")]
+    entries = [tuple(line.split("\t", 1)) for line in lines]
     return [(language, sentence) for language, sentence in entries if sentence.strip()]
 
 
