@@ -17,6 +17,12 @@ of their candidates, and the scores are combined (docs/search.md explains and me
 Filters, phrases and exclusions restrict the passage ids before either retrieval; the
 relevance floor then keeps passages whose z or k says they really match, so `total`
 and the language counts cover every match, not a top-N.
+
+Dense scores are hubness-corrected cosines when the live index has penalties
+(engine.index.hubness): cos - beta * (r_p(L) - r_0(L)) for the query's language L, so a
+passage close to every query (a table of contents, a licence) does not win by that.
+FAISS ranks by plain cosine; the correction re-ranks what it returns (at least
+`dense_fetch` candidates), and the z baseline is measured on corrected scores too.
 """
 
 from __future__ import annotations
@@ -94,8 +100,12 @@ class _Candidates:
 
 
 def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray | None, k: int,
-               mode: Mode = "fused", config: SearchConfig = SearchConfig()) -> SearchResults:
-    """The k best documents for a parsed query, and every match counted."""
+               mode: Mode = "fused", config: SearchConfig = SearchConfig(), *,
+               language: str | None = None) -> SearchResults:
+    """The k best documents for a parsed query, and every match counted.
+
+    `language`: the query's ISO 639-1 code (None: unknown), for the hubness correction.
+    """
     if mode not in MODES:
         raise InputError(f"search mode must be one of {', '.join(MODES)}, got {mode!r}")
     if k <= 0 or query.is_empty or len(indexes.live) == 0:
@@ -104,9 +114,9 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     if allowed is not None and len(allowed) == 0:
         return SearchResults((), 0, {})
     use_dense = mode != "keyword" and query_vector is not None
-    baseline = score_baseline(indexes.store, indexes.live, query_vector) if use_dense else None
+    baseline = score_baseline(indexes.store, indexes.live, query_vector, language) if use_dense else None
     dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
-             else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config))
+             else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config, language))
     dense_ids = dense[0]
     keyword_ids, keyword_scores = (
         _keyword_candidates(indexes.keywords, query, allowed, config) if mode != "dense"
@@ -114,7 +124,7 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     ids = np.union1d(dense_ids, keyword_ids)
     if len(ids) == 0:
         return SearchResults((), 0, {})
-    cosine = (_cosines(indexes.live, query_vector, ids, dense, keyword_ids, keyword_scores, config)
+    cosine = (_cosines(indexes.live, query_vector, ids, dense, keyword_ids, keyword_scores, config, language)
               if use_dense else np.full(len(ids), np.nan, np.float32))
     keyword = np.zeros(len(ids), np.float32)
     keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
@@ -157,7 +167,8 @@ def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
 
 
 def _cosines(live: LiveIndex, query_vector: np.ndarray, ids: np.ndarray, dense: tuple[np.ndarray, np.ndarray],
-             keyword_ids: np.ndarray, keyword_scores: np.ndarray, config: SearchConfig) -> np.ndarray:
+             keyword_ids: np.ndarray, keyword_scores: np.ndarray, config: SearchConfig,
+             language: str | None = None) -> np.ndarray:
     """Cosines aligned with `ids` (sorted): the dense candidates' own, and exact ones for the
     best `cosine_rescored` keyword-only candidates; nan for the rest, which rank by keywords
     alone (a query of common words matches thousands, and scoring each costs a scan)."""
@@ -167,17 +178,27 @@ def _cosines(live: LiveIndex, query_vector: np.ndarray, ids: np.ndarray, dense: 
     best_keyword = keyword_ids[np.argsort(-keyword_scores, kind="stable")[: config.cosine_rescored]]
     missing = np.setdiff1d(best_keyword, dense_ids)
     if len(missing):
-        cosine[np.searchsorted(ids, missing)] = dense_candidates(live, query_vector, len(missing), missing)[1]
+        scored, scores = dense_candidates(live, query_vector, len(missing), missing)
+        cosine[np.searchsorted(ids, missing)] = hubness_corrected(live, scored, scores, language)
     return cosine
 
 
+def hubness_corrected(live: LiveIndex, ids: np.ndarray, cosines: np.ndarray, language: str | None) -> np.ndarray:
+    """Cosines minus their passages' hubness offsets for a query in `language`; unchanged
+    when the live index has no penalties (engine/index/hubness.py)."""
+    offsets = live.hubness_offsets(ids, language)
+    return cosines if offsets is None else (cosines - offsets).astype(np.float32)
+
+
 def _dense_above_floor(live: LiveIndex, query_vector: np.ndarray, allowed: np.ndarray | None,
-                       baseline: ScoreBaseline, config: SearchConfig) -> np.ndarray:
-    """(ids sorted, cosines) of passages clearing the meaning floor (all of them, not a top-N)."""
+                       baseline: ScoreBaseline, config: SearchConfig,
+                       language: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(ids sorted, corrected cosines) of passages clearing the meaning floor (all of them, not a top-N)."""
     total = len(live) if allowed is None else len(allowed)
     fetch = min(total, config.dense_fetch)
     while True:
         ids, scores = dense_candidates(live, query_vector, fetch, allowed)
+        scores = hubness_corrected(live, ids, scores, language)
         order = np.argsort(-scores, kind="stable")
         ids, scores = ids[order], scores[order]
         if len(scores) == 0:

@@ -256,6 +256,20 @@ class HubnessPenalties:
             weights[:] = 1.0 / len(self.languages)
         return weights
 
+    def offsets(self, ids: np.ndarray, language: str | None = None) -> np.ndarray:
+        """beta * (r_p(L) - r_0(L)) per id, float32 [n]: what to subtract from its cosine.
+
+        An id without a penalty (a search racing an add, a padding -1) gets 0: no
+        correction at all rather than a reward.
+        """
+        flat = np.asarray(ids, np.int64).ravel()
+        if self.config.beta == 0.0 or len(flat) == 0:
+            return np.zeros(len(flat), np.float32)
+        weights = self.column_weights(language)
+        penalty = self.lookup(flat) @ weights  # NaN for an id with no penalty
+        offsets = self.config.beta * (penalty - float(self.baselines @ weights))
+        return np.nan_to_num(offsets, nan=0.0).astype(np.float32)
+
     def correct(self, scores: np.ndarray, ids: np.ndarray,
                 language: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Scores minus beta * (r_p(L) - r_0(L)) for the query language L, re-sorted best first.
@@ -270,12 +284,7 @@ class HubnessPenalties:
         """
         if self.config.beta == 0.0 or scores.size == 0:
             return scores, ids
-        weights = self.column_weights(language)
-        penalty = self.lookup(ids) @ weights  # [m*k]; NaN for an id with no penalty
-        # An id without a penalty (a search racing an add) gets no correction at all
-        # rather than a reward: its penalty is taken as the baseline.
-        penalty = np.where(np.isnan(penalty), float(self.baselines @ weights), penalty)
-        corrected = scores - self.config.beta * (penalty.reshape(ids.shape) - float(self.baselines @ weights))
+        corrected = scores - self.offsets(ids, language).reshape(ids.shape)
         corrected = np.where(ids < 0, -np.inf, corrected).astype(np.float32)
         order = np.argsort(-corrected, axis=1, kind="stable")
         return np.take_along_axis(corrected, order, axis=1), np.take_along_axis(ids, order, axis=1)

@@ -20,6 +20,7 @@ from engine.index.hubness import (
     reference_texts,
 )
 from engine.index.live_index import LiveIndex
+from engine.langid import detect_language
 from engine.library import Library
 
 DIM = 16
@@ -190,9 +191,10 @@ def test_live_index_keeps_penalties_in_step_and_rebuilds_a_stale_file(babelfind_
     hub_file.write_bytes(old_file)  # a file from before the last change: stale
     encoder.texts_encoded = 0
     reopened = Library.open(paths, encoder=encoder)
-    assert encoder.texts_encoded == 0  # rebuilt from stored vectors and the kept reference
-    assert_penalties_match_store(reopened)
+    assert reopened.live.hubness is None  # stale: not trusted, and not measured at open
     assert Path(reopened.search("glaciers Alps")[0].path).name == "c.txt"
+    assert encoder.texts_encoded == 1  # the query: rebuilt from stored vectors and the kept reference
+    assert_penalties_match_store(reopened)
     reopened.close()
 
 
@@ -208,6 +210,29 @@ def test_a_missing_side_file_is_measured_again(babelfind_home, tmp_path):
     LiveIndex.hubness_file_for(paths.indexes, generation).unlink()
     encoder.texts_encoded = 0
     reopened = Library.open(paths, encoder=encoder)
-    assert encoder.texts_encoded == len(reference_texts())  # the reference is encoded again
+    assert encoder.texts_encoded == 0  # nothing at open: the first search measures them
+    reopened.search("honey bees")
+    assert encoder.texts_encoded == 1 + len(reference_texts())  # the query, then the reference again
     assert_penalties_match_store(reopened)
     reopened.close()
+
+
+def test_dense_scores_are_cosines_minus_the_offsets_of_the_query_language(babelfind_home, tmp_path):
+    paths = data_paths(babelfind_home)
+    encoder = WordEncoder()
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    library = Library.open(paths, encoder=encoder)
+    index_folder(library, folder, {"a.txt": "Bees make honey from nectar.", "b.txt": "Bees sting when they are afraid."})
+    query = encoder.encode(["bees honey"], kind="query")[0]
+    language = detect_language("bees honey")  # what Library.search takes as the query's language
+    for hit in library.search("bees honey", k=2, mode="dense"):
+        passage = hit.best
+        cosine = float(encoder.encode([passage.text])[0] @ query)
+        offset = float(library.live.hubness.offsets(np.array([passage.passage_id]), language)[0])
+        assert offset != 0.0
+        assert hit.score == pytest.approx(cosine - offset, abs=1e-5)
+    library.live.hubness_config, library.live.hubness = None, None  # off: the same search scores cosines
+    plain = library.search("bees honey", k=2, mode="dense")
+    assert plain[0].score == pytest.approx(float(encoder.encode([plain[0].best.text])[0] @ query), abs=1e-5)
+    library.close()

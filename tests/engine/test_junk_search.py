@@ -113,7 +113,7 @@ def test_without_the_fixes_the_front_matter_wins(tmp_path, installed_models, cor
     (tmp_path / "home").mkdir()
     library = open_library(tmp_path / "home", installed_models, drop_junk=False)
     try:
-        library.live.hubness = None  # plain cosine
+        library.live.hubness_config = library.live.hubness = None  # plain cosine
         *_, finished = library.index_paths([corpus])
         assert isinstance(finished, IndexFinished)
         junk_first = [q for q in QUERIES if Path(library.search(q, k=4)[0].path).name == "handbook.txt"]
