@@ -81,6 +81,13 @@ class SearchConfig:
     max_counted: int = 4000
     # Keyword candidates that also get their exact cosine (the best by BM25 share).
     cosine_rescored: int = 256
+    # A matching document is a weaker match, shown apart and left out of `total`, when its
+    # best passage scores below this share of the best passage's score (z / z_best in
+    # dense mode, whose scores are cosines). bench/bench_search.py measures it.
+    weak_below: float = 0.6
+    # ... and every match is weaker when the best one matched by meaning alone and stands
+    # less than this many deviations out: nothing answers the query well (a nonsense query).
+    strong_meaning_z: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -251,12 +258,14 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
     order = np.argsort(-scores[keep], kind="stable")
     ids, scores, matched = c.ids[keep][order], scores[keep][order], matched[keep][order]
     cosine, keyword = c.cosine[keep][order], c.keyword[keep][order]
+    strength = _strength(scores, cosine, keyword, matched, baseline, mode, config)
     documents = passage_documents(store, ids.tolist())  # removed since the search began: absent
     by_document: dict[str, list[int]] = {}  # path -> positions in `ids`, best first
     for i, pid in enumerate(ids.tolist()):
         if pid in documents:
             by_document.setdefault(documents[pid][0], []).append(i)
-    languages = Counter(documents[int(ids[positions[0]])][1] or "" for positions in by_document.values())
+    strong = [positions for positions in by_document.values() if strength[positions[0]] >= config.weak_below]
+    languages = Counter(documents[int(ids[positions[0]])][1] or "" for positions in strong)
     top = list(by_document.items())[:k]  # dicts keep insertion order: best document first
     shown = [i for _, positions in top for i in positions[:PASSAGES_PER_DOCUMENT]]
     rows = store.passages([int(ids[i]) for i in shown])
@@ -270,16 +279,40 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
                 passages.append(_passage_hit(row, float(scores[i]), str(matched[i]), cos, float(keyword[i]),
                                              terms))
         if passages:
-            hits.append(_document_hit(path, passages, rows[passages[0].passage_id]))
+            weak = bool(strength[positions[0]] < config.weak_below)
+            hits.append(_document_hit(path, passages, rows[passages[0].passage_id], weak))
     complete = len(c.ids) < config.max_counted
-    return SearchResults(tuple(hits), len(by_document), dict(languages), complete=complete)
+    return SearchResults(tuple(hits), len(strong), dict(languages), complete=complete,
+                         weak_total=len(by_document) - len(strong))
 
 
-def _document_hit(path: str, passages: list[PassageHit], row: PassageRow) -> DocumentHit:
+def _strength(scores: np.ndarray, cosine: np.ndarray, keyword: np.ndarray, matched: np.ndarray,
+              baseline: ScoreBaseline | None, mode: Mode, config: SearchConfig) -> np.ndarray:
+    """How close each passage (best first) comes to the best one, 1 for the best: its
+    score's share of the best score (z / z_best in dense mode), or in fused mode its BM25
+    share's part of the best BM25 share when that is more: the same word found in a
+    document of another language is as strong a match, though its meaning scores lower.
+    All below `weak_below` when the best matched by meaning alone with a z under
+    `strong_meaning_z`."""
+    if len(scores) == 0:
+        return np.ones(0, np.float32)
+    relative = (baseline.z(np.nan_to_num(cosine, nan=-np.inf)) if mode == "dense" and baseline is not None
+                else scores.astype(np.float32))
+    best = float(relative[0])
+    strength = relative / best if best > 0 else np.ones(len(relative), np.float32)
+    best_keyword = float(keyword.max())
+    if mode == "fused" and best_keyword > 0:
+        strength = np.maximum(strength, keyword / best_keyword)
+    if matched[0] == "meaning" and baseline is not None and float(baseline.z(cosine[:1])[0]) < config.strong_meaning_z:
+        strength = np.minimum(strength, config.weak_below - 1.0)
+    return strength
+
+
+def _document_hit(path: str, passages: list[PassageHit], row: PassageRow, weak: bool = False) -> DocumentHit:
     kinds = {p.matched_by for p in passages}
     matched_by = "both" if "both" in kinds or len(kinds) > 1 else kinds.pop()
     return DocumentHit(path=path, score=passages[0].score, language=row.document_language,
-                       file_type=row.file_type, passages=tuple(passages), matched_by=matched_by)
+                       file_type=row.file_type, passages=tuple(passages), matched_by=matched_by, weak=weak)
 
 
 def _passage_hit(row: PassageRow, score: float, matched_by: str, cosine: float | None,

@@ -177,10 +177,10 @@ class QtMainWindow(QtResultActions, QMainWindow):
             self.statusBar().showMessage(LOADING_MESSAGE)
             return
         started = time.perf_counter()
-        hits, total, counts, syntax_error = [], 0, {}, None
+        hits, total, counts, weak, syntax_error = [], 0, {}, 0, None
         if query:
             try:
-                hits, total, counts = self._search(query)
+                hits, total, counts, weak = self._search(query)
             except QuerySyntaxError as e:  # often half typed ("lang:d", an open quote): a hint, not an alarm
                 syntax_error = e
             except BabelfindError as e:
@@ -194,7 +194,8 @@ class QtMainWindow(QtResultActions, QMainWindow):
             self.results.select_path(keep.path)
         bar.set_language_counts(counts)
         elapsed_ms = (time.perf_counter() - started) * 1000
-        bar.set_result_count(len(hits), total, elapsed_ms if query else None)
+        strong_shown = sum(1 for hit in hits if not hit.weak)
+        bar.set_result_count(strong_shown, total, elapsed_ms if query else None, weak)
         if syntax_error is not None:
             bar.show_query_error(str(syntax_error))
         self._show_results_area(bool(query))
@@ -231,8 +232,9 @@ class QtMainWindow(QtResultActions, QMainWindow):
             self.run_search()
 
     def _search(self, query: str):
-        """(hits, documents matching, per-language counts over every match): the facet's
-        language filters inside the engine's retrieval, its counts come from all matches."""
+        """(hits, documents matching, per-language counts over every match, weaker matches):
+        the facet's language filters inside the engine's retrieval, its counts come from all
+        matches."""
         bar = self.search_bar
         results = self.library.search_results(query, RESULT_LIMIT, path_prefix=bar.path_prefix(),
                                               file_types=bar.file_types())
@@ -240,10 +242,10 @@ class QtMainWindow(QtResultActions, QMainWindow):
             log.info("search %r: counting stopped at %d documents", query, results.total)
         language = bar.selected_language()
         if not language:
-            return list(results.hits), results.total, results.languages
+            return list(results.hits), results.total, results.languages, results.weak_total
         narrowed = self.library.search_results(query, RESULT_LIMIT, languages=[language],
                                                path_prefix=bar.path_prefix(), file_types=bar.file_types())
-        return list(narrowed.hits), narrowed.total, results.languages
+        return list(narrowed.hits), narrowed.total, results.languages, narrowed.weak_total
 
     def _on_language(self, _language: str) -> None:
         self.run_search()  # the language filters inside retrieval, not over the shown 50
