@@ -324,7 +324,8 @@ class Library:
             if encoder.name != self.live.generation.model_name:
                 raise ModelMismatchError(self.live.generation.model_name, encoder.name)
             vector = encoder.encode([parsed.meaning_text], kind="query")[0]
-            self.live.ensure_hubness(encoder)  # once per generation; the model is loaded now
+            if len(self.live):
+                self.live.ensure_hubness(encoder)  # once per generation; the model is loaded now
         indexes = SearchIndexes(self.store, self.live, self.live.keywords)
         # The hubness penalty is measured per query language (engine/index/hubness.py).
         language = detect_language(parsed.meaning_text) if vector is not None else None

@@ -215,10 +215,17 @@ class QtMainWindow(QtResultActions, QMainWindow):
         encoder = self.library.encoder
         if not isinstance(encoder, DeferredEncoder) or encoder.loaded:
             return
-        self._warm_up = QtWorker.for_callback(lambda report: encoder.load(), self)
+        self._warm_up = QtWorker.for_callback(lambda report: self._load_model(encoder), self)
         self._warm_up.errored.connect(lambda error: self._report(error, "The model could not be loaded"))
         self._warm_up.finished.connect(self._on_model_ready)
         self._warm_up.start()
+
+    def _load_model(self, encoder: DeferredEncoder) -> None:
+        """In the warm-up thread: the model, then the index's hubness penalties when a
+        library from before them has none yet (the first search would measure them)."""
+        encoder.load()
+        if len(self.library.live):
+            self.library.live.ensure_hubness(encoder)
 
     def model_ready(self) -> bool:
         """True once no warm-up is running (searches would wait for it)."""
