@@ -72,6 +72,8 @@ class SearchConfig:
     # identifier found whole (share ~0.4) outweighs the dense spread of near-identical
     # documents; docs/search.md gives the measurements.
     keyword_weight: float = 3.0
+    # The BM25 share below which keyword evidence adds nothing to the fused score.
+    keyword_knee: float = 0.0
     # Dense candidates fetched at first; doubled while the last is still above the floor.
     dense_fetch: int = 256
     keyword_fetch: int = 1000
@@ -85,9 +87,11 @@ class SearchConfig:
     # best passage scores below this share of the best passage's score (z / z_best in
     # dense mode, whose scores are cosines). bench/bench_search.py measures it.
     weak_below: float = 0.6
-    # ... and every match is weaker when the best one matched by meaning alone and stands
-    # less than this many deviations out: nothing answers the query well (a nonsense query).
-    strong_meaning_z: float = 0.0
+    # Every match is weaker when nothing answers the query (unanswered_query): not one
+    # of its words occurs anywhere in the collection and its language is unknown.
+    # (The best z does not tell: with e5-small a nonsense query's best passage stands
+    # 3.5 deviations out, a real question's as little as 2.4; docs/benchmarks.md.)
+    weak_when_unanswered: bool = True
 
 
 @dataclass(frozen=True)
@@ -125,9 +129,11 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
              else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config, language))
     dense_ids = dense[0]
-    keyword_ids, keyword_scores = (
-        _keyword_candidates(indexes.keywords, query, allowed, config) if mode != "dense"
-        else (np.empty(0, np.int64), np.empty(0, np.float32)))
+    if mode != "dense":
+        keyword_ids, keyword_scores, words_found = _keyword_candidates(indexes.keywords, query, allowed, config)
+    else:  # no keyword retrieval; only whether the query's words occur at all
+        keyword_ids, keyword_scores = np.empty(0, np.int64), np.empty(0, np.float32)
+        words_found = bool(len(indexes.keywords.search(KeywordQuery.of(query.keyword_words), 1)[0]))
     ids = np.union1d(dense_ids, keyword_ids)
     if len(ids) == 0:
         return SearchResults((), 0, {})
@@ -136,7 +142,18 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     keyword = np.zeros(len(ids), np.float32)
     keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
     terms = HighlightTerms.of(query)
-    return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms)
+    unanswered = config.weak_when_unanswered and unanswered_query(query, words_found, language)
+    return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
+                      unanswered)
+
+
+def unanswered_query(query: ParsedQuery, words_found: bool, language: str | None) -> bool:
+    """True for a query nothing can answer well ("qwzx vlorp bnarf"): it has words, none of
+    them occurs anywhere in the collection, and no language is recognised in it. Dense
+    retrieval still returns the passages nearest to it; they are shown as weaker matches.
+    A real question in a language the folder does not hold keeps its language; an
+    identifier that is not in the folder is rightly unanswered."""
+    return bool(query.keyword_words) and not words_found and language is None
 
 
 def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
@@ -231,12 +248,15 @@ def meaning_floor(best_z: float, config: SearchConfig) -> float:
 
 
 def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.ndarray | None,
-                        config: SearchConfig) -> tuple[np.ndarray, np.ndarray]:
-    """(ids sorted, BM25 shares) of allowed passages whose share clears the keyword floor."""
+                        config: SearchConfig) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(ids sorted, BM25 shares) of allowed passages whose share clears the keyword floor,
+    and whether any passage at all (allowed or not) holds one of the query's words."""
     keyword_query = KeywordQuery.of(query.keyword_words)
     limit = config.keyword_fetch
+    words_found = None
     while True:
         ids, scores = keywords.search(keyword_query, limit)
+        words_found = bool(len(ids)) if words_found is None else words_found
         exhausted = len(ids) < limit
         if allowed is not None:
             keep = np.isin(ids, allowed, assume_unique=True)
@@ -247,18 +267,20 @@ def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.
     keep = scores >= config.min_keyword_share
     ids, scores = ids[keep], scores[keep]
     order = np.argsort(ids)
-    return ids[order], scores[order]
+    return ids[order], scores[order], words_found
 
 
 def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mode: Mode, k: int,
-               config: SearchConfig, terms: HighlightTerms | None = None) -> SearchResults:
+               config: SearchConfig, terms: HighlightTerms | None = None, unanswered: bool = False) -> SearchResults:
     """Groups matching passages by document: counts over all, full hits for the top k only."""
     scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config)
     keep = matched != ""
     order = np.argsort(-scores[keep], kind="stable")
     ids, scores, matched = c.ids[keep][order], scores[keep][order], matched[keep][order]
     cosine, keyword = c.cosine[keep][order], c.keyword[keep][order]
-    strength = _strength(scores, cosine, keyword, matched, baseline, mode, config)
+    strength = _strength(scores, cosine, keyword, baseline, mode)
+    if unanswered:
+        strength = np.minimum(strength, config.weak_below - 1.0)
     documents = passage_documents(store, ids.tolist())  # removed since the search began: absent
     by_document: dict[str, list[int]] = {}  # path -> positions in `ids`, best first
     for i, pid in enumerate(ids.tolist()):
@@ -286,14 +308,12 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
                          weak_total=len(by_document) - len(strong))
 
 
-def _strength(scores: np.ndarray, cosine: np.ndarray, keyword: np.ndarray, matched: np.ndarray,
-              baseline: ScoreBaseline | None, mode: Mode, config: SearchConfig) -> np.ndarray:
+def _strength(scores: np.ndarray, cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None,
+              mode: Mode) -> np.ndarray:
     """How close each passage (best first) comes to the best one, 1 for the best: its
     score's share of the best score (z / z_best in dense mode), or in fused mode its BM25
     share's part of the best BM25 share when that is more: the same word found in a
-    document of another language is as strong a match, though its meaning scores lower.
-    All below `weak_below` when the best matched by meaning alone with a z under
-    `strong_meaning_z`."""
+    document of another language is as strong a match, though its meaning scores lower."""
     if len(scores) == 0:
         return np.ones(0, np.float32)
     relative = (baseline.z(np.nan_to_num(cosine, nan=-np.inf)) if mode == "dense" and baseline is not None
@@ -303,8 +323,6 @@ def _strength(scores: np.ndarray, cosine: np.ndarray, keyword: np.ndarray, match
     best_keyword = float(keyword.max())
     if mode == "fused" and best_keyword > 0:
         strength = np.maximum(strength, keyword / best_keyword)
-    if matched[0] == "meaning" and baseline is not None and float(baseline.z(cosine[:1])[0]) < config.strong_meaning_z:
-        strength = np.minimum(strength, config.weak_below - 1.0)
     return strength
 
 

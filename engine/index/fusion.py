@@ -93,7 +93,11 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None
         # an exact identifier (bench/bench_keyword.py measures both).
         best = float(z.max(initial=-np.inf))
         dense = np.where(np.isfinite(z), z, 0.0) / best if np.isfinite(best) and best > 0 else np.zeros(n)
-        scores = dense.astype(np.float32) + config.keyword_weight * keyword
+        # Only the part of a BM25 share above keyword_knee earns points: a passage sharing
+        # a query's common words (share 0.1-0.2) must not outvote one that matches its
+        # meaning in another language, which no keyword can match (docs/search.md).
+        bonus = np.maximum(keyword - config.keyword_knee, 0.0)
+        scores = dense.astype(np.float32) + config.keyword_weight * bonus
     matched = np.full(n, "", dtype=object)
     matched[by_meaning] = "meaning"
     matched[by_words] = "keywords"

@@ -79,14 +79,31 @@ def test_an_identifier_is_strong_and_its_near_identical_neighbours_weak(library,
     assert results.weak_total >= 1 and all(h.weak for h in results.hits[1:])
 
 
-def test_no_strong_match_when_the_best_barely_stands_out(library):
-    """strong_meaning_z: a best match by meaning alone with a low z makes every match weaker."""
-    strict = SearchConfig(strong_meaning_z=50.0)
-    results = library.search_results("trains crossing the steppe", k=10, mode="dense", config=strict)
-    assert results.total == 0 and results.weak_total >= 1 and all(h.weak for h in results.hits)
-    assert results.languages == {}
-    keyword = library.search_results("Vladivostok", k=10, config=strict)  # a word match stays strong
-    assert names(keyword, weak=False) == ["trains.txt"]
+@pytest.mark.parametrize("mode", ["fused", "dense"])
+def test_a_nonsense_query_finds_no_strong_match(library, mode):
+    results = library.search_results("qwzx vlorp bnarf", k=10, mode=mode)
+    assert results.total == 0 and results.languages == {}
+    assert all(h.weak for h in results.hits) and results.weak_total == len(results.hits)
+    assert library.search_results("qwzx vlorp bnarf", k=10, mode="keyword").hits == ()
+
+
+def test_a_real_question_whose_words_the_folder_lacks_is_not_nonsense(library):
+    """Its language is known: a cross-lingual question shares no word with its answer."""
+    results = library.search_results("where could somebody sleep overnight comfortably", k=10)
+    assert results.total >= 1 and not results.hits[0].weak
+
+
+def test_unanswered_needs_all_three_signs(library):
+    from engine.query import parse_query
+    from engine.search import unanswered_query
+
+    nonsense = parse_query("qwzx vlorp")
+    assert unanswered_query(nonsense, words_found=False, language=None)
+    assert not unanswered_query(nonsense, words_found=True, language=None)
+    assert not unanswered_query(nonsense, words_found=False, language="en")
+    assert not unanswered_query(parse_query("lang:de"), words_found=False, language=None)
+    off = SearchConfig(weak_when_unanswered=False)
+    assert library.search_results("qwzx vlorp bnarf", k=10, mode="dense", config=off).total >= 1
 
 
 def test_weak_below_zero_keeps_every_match_strong(library):

@@ -85,3 +85,14 @@ def test_count_text():
     assert result_count_text(1, 1, 3) == "1 document matches  ·  3 weaker"
     assert result_count_text(0, 0, 2) == "No documents match  ·  2 weaker"
     assert result_count_text(0, 0) == "No documents match"
+
+
+def test_a_nonsense_query_says_no_documents_match(qtbot, window, tmp_path):
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", CORPUS)])
+    type_query(qtbot, window, "qwzx vlorp bnarf")
+    shown = rows(window)
+    assert window.search_bar.count_label.text().startswith("No documents match")
+    # dense retrieval still returns the nearest passages: all under the heading
+    assert shown[0] == (QtResultsModel.SEPARATOR_TEXT, True) and all(weak for _, weak in shown)
+    assert window.search_bar.count_label.text().startswith(f"No documents match  ·  {len(shown) - 1} weaker")
+    assert window.results.current_hit() is not None and window.results.current_hit().weak
