@@ -1,8 +1,10 @@
-"""Search quality on the dev sets: top-1 and MRR@10 with and without the junk filter and
-the hubness correction, and per search mode once the library offers modes.
+"""Search quality on the dev sets: top-1 and MRR@10 per search mode (dense, keyword,
+fused), with and without the hubness correction, and with and without the junk filter.
 
     python bench/devsets.py && python bench/bench_search.py            # all three sets
     python bench/bench_search.py --devsets mixed --sweep               # the k/beta grid
+    python bench/bench_search.py --weights 1 2 3 5                     # fusion keyword weights
+    python bench/bench_search.py --variants filtered plain             # also unfiltered passages
 
 Each dev set (bench/devsets.py) is indexed with the default model into a throw-away
 home under bench/out/homes/ through the real Library (extract -> segment -> encode),
@@ -15,15 +17,15 @@ Readings:
             numpy, documents ranked by their best passage, for plain cosine and for
             cos - beta * (r_p(L) - r_0(L)) at each (k, beta) asked for, L the query's
             language (engine/index/hubness.py);
-  library   end to end through Library.search (FAISS, candidate re-ranking, grouping)
-            with the library's own hubness config, per --modes; a mode the library does
-            not offer yet (Library.search has no `mode` parameter) is reported as dense.
+  library   end to end through Library.search_results (FAISS, keyword index, fusion,
+            relevance floor, grouping) per --modes with the library's own hubness
+            config, and dense and fused once more with the correction off; a query whose
+            document is not among the 10 shown (or was cut by the floor) counts as missed.
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import shutil
@@ -42,6 +44,7 @@ from engine.index.hubness import HubnessConfig, HubnessPenalties, passage_penalt
 from engine.langid import detect_language  # noqa: E402
 from engine.indexer import IndexerConfig  # noqa: E402
 from engine.library import Library  # noqa: E402
+from engine.search import SearchConfig  # noqa: E402
 
 OUT = REPO / "bench" / "out"
 DEVSET_DIR = OUT / "devsets"
@@ -168,17 +171,32 @@ def offline(queries: np.ndarray, query_languages: list[str | None], vectors: np.
     return summarise(ranks(scores, paths, expected))
 
 
-def through_library(library: Library, queries: list[dict], mode: str) -> tuple[dict, str]:
-    """Top-1 / MRR@10 through Library.search; falls back to dense without `mode` support."""
-    has_modes = "mode" in inspect.signature(library.search).parameters
-    used = mode if has_modes else "dense"
+def through_library(library: Library, queries: list[dict], mode: str,
+                    config: SearchConfig | None = None) -> dict:
+    """Top-1 / MRR@10 through Library.search_results in `mode`."""
     found = []
     for item in queries:
-        kwargs = {"mode": mode} if has_modes else {}
-        hits = library.search(item["query"], k=10, **kwargs)
+        hits = library.search_results(item["query"], k=10, mode=mode, config=config).hits
         names = [_relative(h.path) for h in hits]
         found.append(names.index(item["expected"]) + 1 if item["expected"] in names else None)
-    return summarise(found), used
+    return summarise(found)
+
+
+def hubness_off(library: Library):
+    """Context: the same library scoring plain cosines (penalties and their config set aside)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def off():
+        live = library.live
+        kept = live.hubness, live.hubness_config
+        live.hubness = live.hubness_config = None
+        try:
+            yield
+        finally:
+            live.hubness, live.hubness_config = kept
+
+    return off()
 
 
 def query_vectors(library: Library, devset: str, queries: list[dict]) -> np.ndarray:
@@ -196,15 +214,69 @@ def query_vectors(library: Library, devset: str, queries: list[dict]) -> np.ndar
     return vectors
 
 
+def nonsense_queries(n: int = 20) -> list[str]:
+    """Made-up words ("qwzx vlorp"), fixed by a seed: queries nothing in any folder answers."""
+    import random
+
+    rng = random.Random(5)
+    consonants, vowels = "bcdfghjklmnprstvwxzq", "aeiou"
+
+    def word() -> str:
+        return "".join(rng.choice(consonants) + (rng.choice(vowels) if rng.random() < 0.4 else "")
+                       for _ in range(rng.randint(2, 4)))
+
+    return ["qwzx vlorp bnarf"] + [" ".join(word() for _ in range(rng.randint(1, 3))) for _ in range(n - 1)]
+
+
+def best_z(library: Library, query: str, mode: str = "fused") -> tuple[float, str, int, int]:
+    """(z of the best result's cosine, how it matched, strong documents, weak documents)."""
+    from engine.index.fusion import score_baseline
+
+    results = library.search_results(query, k=10, mode=mode)
+    if not results.hits:
+        return float("nan"), "", 0, 0
+    parsed_vector = library.encoder.encode([query], kind="query")[0]
+    baseline = score_baseline(library.store, library.live, parsed_vector, detect_language(query))
+    best = results.hits[0].best
+    z = float(baseline.z([best.cosine])[0]) if best.cosine is not None else float("nan")
+    return z, best.matched_by, results.total, results.weak_total
+
+
+def floor_reading(library: Library, queries: list[dict]) -> dict:
+    """How the relevance floor and the weak band treat real and nonsense queries (fused)."""
+    real = []
+    for item in queries:
+        results = library.search_results(item["query"], k=10)
+        names = [_relative(h.path) for h in results.hits]
+        hit = results.hits[names.index(item["expected"])] if item["expected"] in names else None
+        real.append({"found": hit is not None, "weak": bool(hit and hit.weak),
+                     "strong": results.total, "weaker": results.weak_total})
+    nonsense = [best_z(library, q) for q in nonsense_queries()]
+    zs = [best_z(library, item["query"])[0] for item in queries]
+    return {
+        "expected found but weak": sum(r["weak"] for r in real),
+        "expected found": sum(r["found"] for r in real),
+        "queries": len(real),
+        "real best z (min / median)": (float(np.nanmin(zs)), float(np.nanmedian(zs))),
+        "nonsense best z (median / max)": (float(np.nanmedian([n[0] for n in nonsense])),
+                                           float(np.nanmax([n[0] for n in nonsense]))),
+        "nonsense strong docs (median / max)": (float(np.median([n[2] for n in nonsense])),
+                                                 int(max(n[2] for n in nonsense))),
+        "nonsense weak docs (median)": float(np.median([n[3] for n in nonsense])),
+        "real strong docs (median)": float(np.median([r["strong"] for r in real])),
+    }
+
+
 def run_devset(devset: str, args) -> dict:
-    result = {"devset": devset, "readings": {}, "sweep": {}, "library": {}}
+    result = {"devset": devset, "readings": {}, "sweep": {}, "library": {}, "weights": {}}
     queries = load_queries(devset)
     expected = [q["expected"] for q in queries]
     languages = [detect_language(q["query"]) for q in queries]
     hub = HubnessConfig(k=args.k, beta=args.beta)
-    for variant in VARIANTS:
+    for variant in args.variants:
         library, info = open_home(devset, variant, args.model)
         try:
+            library.live.ensure_hubness(library.encoder)
             ids, vectors, paths = stored_passages(library)
             q = query_vectors(library, devset, queries)
             reference = (library.live.hubness.reference, library.live.hubness.reference_languages)
@@ -221,13 +293,21 @@ def run_devset(devset: str, args) -> dict:
                         result["sweep"][f"k={k} beta={beta}"] = score(k, beta)
             if variant == "filtered":
                 live_config = library.live.hubness.config
+                hub = f"hubness k={live_config.k} beta={live_config.beta}"
                 for mode in args.modes:
-                    reading, used = through_library(library, queries, mode)
-                    result["library"][f"{mode} (ran as {used}; hubness k={live_config.k} beta={live_config.beta})"] = reading
-                penalties, library.live.hubness = library.live.hubness, None  # the same path, plain cosine
-                reading, used = through_library(library, queries, "dense")
-                result["library"][f"{used} (hubness off)"] = reading
-                library.live.hubness = penalties
+                    result["library"][f"{mode} ({hub})" if mode != "keyword" else mode] = (
+                        through_library(library, queries, mode))
+                with hubness_off(library):
+                    for mode in [m for m in args.modes if m != "keyword"]:
+                        result["library"][f"{mode} (plain cosine)"] = through_library(library, queries, mode)
+                if args.floor:
+                    result["floor"] = floor_reading(library, queries)
+                for weight in args.weights:
+                    config = SearchConfig(keyword_weight=weight)
+                    result["weights"][str(weight)] = through_library(library, queries, "fused", config)
+                for options in args.configs:
+                    config = SearchConfig(**json.loads(options))
+                    result["weights"][options] = through_library(library, queries, "fused", config)
         finally:
             library.close()
     return result
@@ -235,8 +315,9 @@ def run_devset(devset: str, args) -> dict:
 
 def print_report(results: list[dict]) -> None:
     for r in results:
-        print(f"\n### {r['devset']}  ({r['plain']['documents']} documents; passages: "
-              f"{r['plain']['passages']} plain, {r['filtered']['passages']} filtered)")
+        sizes = ", ".join(f"{r[v]['passages']} {v}" for v in VARIANTS if v in r)
+        some = next(r[v] for v in VARIANTS if v in r)
+        print(f"\n### {r['devset']}  ({some['documents']} documents; passages: {sizes})")
         print("| reading | top-1 | MRR@10 |\n|---|---|---|")
         for name, m in {**r["readings"], **{f"Library.search, {k}": v for k, v in r["library"].items()}}.items():
             print(f"| {name} | {m['top1']:.3f} | {m['mrr10']:.3f} |")
@@ -247,6 +328,12 @@ def print_report(results: list[dict]) -> None:
             for k in SWEEP_K:
                 cells = [r["sweep"][f"k={k} beta={b}"] for b in SWEEP_BETA]
                 print(f"| {k} | " + " | ".join(f"{c['top1']:.3f} / {c['mrr10']:.3f}" for c in cells) + " |")
+        if r.get("floor"):
+            print("\nrelevance floor (fused): " + json.dumps(r["floor"]))
+        if r["weights"]:
+            print("\nfused, keyword_weight or SearchConfig fields: top-1 / MRR@10")
+            print("| " + " | ".join(r["weights"]) + " |\n" + "|---" * len(r["weights"]) + "|")
+            print("| " + " | ".join(f"{m['top1']:.3f} / {m['mrr10']:.3f}" for m in r["weights"].values()) + " |")
 
 
 def main(argv=None) -> int:
@@ -257,6 +344,14 @@ def main(argv=None) -> int:
     parser.add_argument("--beta", type=float, default=HubnessConfig().beta)
     parser.add_argument("--sweep", action="store_true", help="also score the k x beta grid (offline)")
     parser.add_argument("--modes", nargs="+", default=["dense", "keyword", "fused"])
+    parser.add_argument("--variants", nargs="+", default=["filtered"], choices=list(VARIANTS),
+                        help="filtered: the junk filter on (the default); plain: off")
+    parser.add_argument("--configs", nargs="*", default=[],
+                        help='also run fused with these SearchConfig fields, e.g. \'{"keyword_knee": 0.2}\'')
+    parser.add_argument("--floor", action="store_true",
+                        help="also report the relevance floor on real and nonsense queries")
+    parser.add_argument("--weights", nargs="*", type=float, default=[],
+                        help="also run fused with these SearchConfig.keyword_weight values")
     args = parser.parse_args(argv)
     results = [run_devset(name, args) for name in args.devsets]
     print_report(results)

@@ -181,7 +181,8 @@ def build_stsb(folder: Path) -> list[tuple[str, str]]:
     for n, i in enumerate(query_rows):
         language = STSB_LANGUAGES[n % len(STSB_LANGUAGES)]
         documents.append((other[language][i][1], f"target-{n}"))
-        queries.append((english[i][0], f"target-{n}"))
+        # a query is typed into the search box, whose syntax reads a lone " as an open phrase
+        queries.append((english[i][0].replace('"', ""), f"target-{n}"))
     for n, i in enumerate(distractor_rows):
         language = STSB_LANGUAGES[n % len(STSB_LANGUAGES)]
         documents.append((english[i][1], "distractor"))

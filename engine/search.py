@@ -72,8 +72,16 @@ class SearchConfig:
     # identifier found whole (share ~0.4) outweighs the dense spread of near-identical
     # documents; docs/search.md gives the measurements.
     keyword_weight: float = 3.0
-    # The BM25 share below which keyword evidence adds nothing to the fused score.
-    keyword_knee: float = 0.0
+    # For a query in a recognised language (a sentence, not an identifier or a name),
+    # partial keyword matches count less (engine.index.fusion.keyword_bonus): the share
+    # is multiplied by (share / keyword_full_share) ** sentence_keyword_power below a
+    # full match, and weighs sentence_keyword_weight. Measured on all three dev sets
+    # (docs/benchmarks.md, "Search quality"): it takes cross-lingual STS-B fused from
+    # 0.447 to 0.587 top-1 and leaves the invoices (1.000) and the mixed folder (0.886).
+    keyword_power: float = 0.0  # the same for other queries: identifiers keep full weight
+    sentence_keyword_power: float = 4.0
+    sentence_keyword_weight: float = 2.0
+    keyword_full_share: float = 0.45  # share of a passage holding every query word once
     # Dense candidates fetched at first; doubled while the last is still above the floor.
     dense_fetch: int = 256
     keyword_fetch: int = 1000
@@ -144,7 +152,7 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     terms = HighlightTerms.of(query)
     unanswered = config.weak_when_unanswered and unanswered_query(query, words_found, language)
     return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
-                      unanswered)
+                      unanswered, sentence=language is not None)
 
 
 def unanswered_query(query: ParsedQuery, words_found: bool, language: str | None) -> bool:
@@ -271,9 +279,10 @@ def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.
 
 
 def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mode: Mode, k: int,
-               config: SearchConfig, terms: HighlightTerms | None = None, unanswered: bool = False) -> SearchResults:
+               config: SearchConfig, terms: HighlightTerms | None = None, unanswered: bool = False,
+               sentence: bool = False) -> SearchResults:
     """Groups matching passages by document: counts over all, full hits for the top k only."""
-    scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config)
+    scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config, sentence)
     keep = matched != ""
     order = np.argsort(-scores[keep], kind="stable")
     ids, scores, matched = c.ids[keep][order], scores[keep][order], matched[keep][order]

@@ -64,10 +64,11 @@ def score_baseline(store: Store, live: LiveIndex, query_vector: np.ndarray,
 
 
 def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None, mode: str,
-         config: SearchConfig) -> tuple[np.ndarray, np.ndarray]:
+         config: SearchConfig, sentence: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(ranking scores float32 [n], how each matched: "both"/"meaning"/"keywords"/"" [n]).
 
-    "" marks a passage below both floors: the caller drops it.
+    "" marks a passage below both floors: the caller drops it. `sentence`: the query is
+    text in a recognised language, not an identifier or a name (see keyword_bonus).
     """
     n = len(keyword)
     by_words = keyword >= config.min_keyword_share
@@ -93,16 +94,30 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None
         # an exact identifier (bench/bench_keyword.py measures both).
         best = float(z.max(initial=-np.inf))
         dense = np.where(np.isfinite(z), z, 0.0) / best if np.isfinite(best) and best > 0 else np.zeros(n)
-        # Only the part of a BM25 share above keyword_knee earns points: a passage sharing
-        # a query's common words (share 0.1-0.2) must not outvote one that matches its
-        # meaning in another language, which no keyword can match (docs/search.md).
-        bonus = np.maximum(keyword - config.keyword_knee, 0.0)
-        scores = dense.astype(np.float32) + config.keyword_weight * bonus
+        weight = config.sentence_keyword_weight if sentence else config.keyword_weight
+        scores = dense.astype(np.float32) + weight * keyword_bonus(keyword, config, sentence)
     matched = np.full(n, "", dtype=object)
     matched[by_meaning] = "meaning"
     matched[by_words] = "keywords"
     matched[by_meaning & by_words] = "both"
     return scores, matched
+
+
+def keyword_bonus(keyword: np.ndarray, config: SearchConfig, sentence: bool = False) -> np.ndarray:
+    """The keyword part of the fused score before its weight: the BM25 share, discounted
+    while it is below a full match's (`keyword_full_share`, every query word once) by
+    (share / full) ** power; the power is `sentence_keyword_power` for a query in a
+    recognised language, else `keyword_power`.
+
+    Why: a passage holding some of a sentence's words (a share of 0.1-0.3) must not
+    outvote one that matches its meaning in another language, which no keyword can
+    match, while an identifier or a name (no language: "FA-2024-5521", "Oliver
+    Whitfield") is exactly what keywords are for (docs/benchmarks.md, "Search quality")."""
+    keyword = np.asarray(keyword, np.float32)
+    power = config.sentence_keyword_power if sentence else config.keyword_power
+    if power == 0:
+        return keyword
+    return keyword * np.minimum(1.0, keyword / config.keyword_full_share) ** power
 
 
 def _sample(store: Store, live: LiveIndex) -> tuple[np.ndarray, np.ndarray]:
