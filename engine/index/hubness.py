@@ -215,7 +215,7 @@ class HubnessPenalties:
                 at = np.clip(np.searchsorted(self._ids, flat), 0, len(self._ids) - 1)
                 found = self._ids[at] == flat
                 out[found] = self._values[at[found]]
-            for position, pid in enumerate(flat.tolist()):
+            for position, pid in enumerate(flat.tolist() if self._recent else ()):
                 if pid in self._recent:
                     recent = self._recent[pid]
                     out[position] = np.nan if recent is None else recent
