@@ -84,6 +84,9 @@ class DocumentHit:
     passages: tuple[PassageHit, ...] = field(default_factory=tuple)
 
     matched_by: str = "meaning"  # "keywords", "meaning" or "both": how its passages matched
+    # A weaker match: far below the best document (engine.search.SearchConfig.weak_below),
+    # or any match of a query nothing answers well; front ends show these apart.
+    weak: bool = False
 
     @property
     def best(self) -> PassageHit:
@@ -94,7 +97,8 @@ class DocumentHit:
 class SearchResults:
     """One search: the best documents, and how many documents match in all."""
 
-    hits: tuple[DocumentHit, ...]  # best first, at most k
-    total: int  # documents above the relevance floor (every match, not only the k shown)
+    hits: tuple[DocumentHit, ...]  # best first, at most k: the strong ones, then the weak ones
+    total: int  # documents that really match (every one, not only the k shown); weak ones not
     languages: dict[str, int]  # documents per language among all `total` matches ('' unknown)
     complete: bool = True  # False when so many passages matched that counting stopped: "at least"
+    weak_total: int = 0  # weaker matches besides `total` (DocumentHit.weak), shown after the others

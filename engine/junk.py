@@ -6,14 +6,15 @@
 
 Real folders are full of text that carries no meaning of its own: the dot-leader lines
 of a PDF's table of contents, bare page numbers, rules of dashes, a manual's
-"Next: ... Up: ... [Index]" navigation bar, the "#: src/main.c:12" source references of
-a gettext catalogue. Encoded alone, such a fragment lands near the centre of the vector
+"Next: ... Up: ... [Index]" navigation bar, the "#: src/main.c:12" source references and
+the header fields of a gettext catalogue, the path lists of a Debian copyright file. Encoded alone, such a fragment lands near the centre of the vector
 space, close to every query, and beats the passage a query asks for (issue 11: `. . 11`
 scored 0.86 against every query, the right Russian passage 0.81).
 
 The rules work on whole lines, because that is where layout junk lives: a table of
 contents line is cut into pieces like ". . . . ." by the sentence splitter, but the line
-it came from is easy to recognise. `drop_junk` removes junk lines from sentence spans
+it came from is easy to recognise. The same holds for a gettext catalogue's header and
+the "Files:" path lists of a Debian copyright file. `drop_junk` removes junk lines from sentence spans
 (splitting a sentence where a junk line sits inside it) and drops what is left without a
 letter or digit. Everything else is content: a one-word heading ("Installation"), a
 six-character CJK sentence, an amount ("1.234,50 €"), a phone number, a copyright line.
@@ -56,13 +57,28 @@ _TAG_LINE = re.compile(r"^[^\S\n]*(?:\[[^\]\n]{1,24}\][^\S\n]*){1,8}$")
 # gettext catalogue comments that are not translator notes: "#: file.c:12", "#, c-format",
 # "#| msgid ..." (the previous source string).
 _PO_COMMENT = re.compile(r"^[^\S\n]*#[:,|]")
+# gettext structure: an empty msgid/msgstr opening a multi-line string, and the header's
+# fields ("Project-Id-Version: sed 4.8\n"), the same dozen lines in every catalogue.
+_PO_EMPTY = re.compile(r'^msg(?:id|id_plural|str|ctxt)(?:\[\d+\])?[^\S\n]+""$')
+_PO_HEADER_FIELD = re.compile(
+    r'^"(?:Project-Id-Version|Report-Msgid-Bugs-To|POT-Creation-Date|PO-Revision-Date|'
+    r'Last-Translator|Language-Team|Language|MIME-Version|Content-Type|'
+    r'Content-Transfer-Encoding|Plural-Forms|X-[\w-]+):[^\n]*"$'
+)
+# Debian machine-readable copyright files: the "Files:" field and the bare path lines
+# that continue it ("lib/vtls/rustls.h", "m4/*"); the Copyright and License fields stay.
+_DEP5_FILES = re.compile(r"^Files:[^\S\n]")
+# A bare path: path characters only, with a slash and then a glob, a file extension or
+# a second slash ("m4/*", "lib/vtls/rustls.h"); "TCP/IP" and "and/or" are words.
+_PATH_CHARS = re.compile(r"^[\w.+~*-]+(?:/[\w.+~*-]*)+$")
+_PATH_SIGN = re.compile(r"\*|\.[A-Za-z0-9]{1,5}$|/.*/")
 # No letter at all and no digits: rules, bullets, "* * *", "|---|---|", "====".
 _NO_WORD = re.compile(r"^[^\w\n]*$")
 _LINE = re.compile(r"[^\n\f\u2029]+")
 _HAS_ALNUM = re.compile(r"\w")
 
 _JUNK_LINE_PATTERNS = (_NO_WORD, _TOC_LINE, _PAGE_LINE, _PAGE_LABEL_LINE, _NAV_LINE, _TAG_LINE,
-                       _PO_COMMENT)
+                       _PO_COMMENT, _PO_EMPTY, _PO_HEADER_FIELD, _DEP5_FILES)
 
 
 def is_junk_line(line: str) -> bool:
@@ -73,6 +89,8 @@ def is_junk_line(line: str) -> bool:
     stripped = line.strip()
     if not stripped:
         return False  # blank lines are paragraph breaks, handled by the splitter
+    if _PATH_CHARS.match(stripped) and _PATH_SIGN.search(stripped):
+        return True
     return any(pattern.match(stripped) for pattern in _JUNK_LINE_PATTERNS)
 
 

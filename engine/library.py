@@ -38,6 +38,7 @@ from engine.events import (
 from engine.indexer import Indexer, IndexerConfig
 from engine.index.keyword_index import KeywordIndex
 from engine.index.live_index import LiveIndex
+from engine.langid import detect_language
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
 from engine.query import ParsedQuery, parse_query
@@ -186,6 +187,7 @@ class Library:
         if lift_exclusions:
             for path in paths:
                 self.store.remove_exclusions(path_key(Path(path).expanduser().absolute()))
+        self.live.ensure_hubness(self.encoder)  # kept in step by the indexer from here on
         yield from Indexer(self.store, self.live, self.encoder, self.config).run(list(paths))
 
     def reindex(self, root: Path | None = None) -> Iterator[IndexEvent]:
@@ -240,6 +242,7 @@ class Library:
             yield IndexProgress(min(done, total), total, done, rate, eta, f"re-encoding with {name}", unit="passages")
         new_live = LiveIndex.open(self.store, self.store.generation_by_id(building.id), self.paths.indexes,
                                   keywords=self.live.keywords)
+        new_live.ensure_hubness(encoder)
         self.store.activate_generation(building.id)
         old_live, self.live, self.encoder = self.live, new_live, encoder
         old_live.delete_file()
@@ -346,8 +349,12 @@ class Library:
             if encoder.name != self.live.generation.model_name:
                 raise ModelMismatchError(self.live.generation.model_name, encoder.name)
             vector = encoder.encode([parsed.meaning_text], kind="query")[0]
+            if len(self.live):
+                self.live.ensure_hubness(encoder)  # once per generation; the model is loaded now
         indexes = SearchIndexes(self.store, self.live, self.live.keywords)
-        return run_search(indexes, parsed, vector, k, mode, config or SearchConfig())
+        # The hubness penalty is measured per query language (engine/index/hubness.py).
+        language = detect_language(parsed.meaning_text) if vector is not None else None
+        return run_search(indexes, parsed, vector, k, mode, config or SearchConfig(), language=language)
 
     def _catch_up(self) -> None:
         """Sees documents another process indexed, once it has finished writing.

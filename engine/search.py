@@ -17,6 +17,12 @@ of their candidates, and the scores are combined (docs/search.md explains and me
 Filters, phrases and exclusions restrict the passage ids before either retrieval; the
 relevance floor then keeps passages whose z or k says they really match, so `total`
 and the language counts cover every match, not a top-N.
+
+Dense scores are hubness-corrected cosines when the live index has penalties
+(engine.index.hubness): cos - beta * (r_p(L) - r_0(L)) for the query's language L, so a
+passage close to every query (a table of contents, a licence) does not win by that.
+FAISS ranks by plain cosine; the correction re-ranks what it returns (at least
+`dense_fetch` candidates), and the z baseline is measured on corrected scores too.
 """
 
 from __future__ import annotations
@@ -66,6 +72,16 @@ class SearchConfig:
     # identifier found whole (share ~0.4) outweighs the dense spread of near-identical
     # documents; docs/search.md gives the measurements.
     keyword_weight: float = 3.0
+    # For a query in a recognised language (a sentence, not an identifier or a name),
+    # partial keyword matches count less (engine.index.fusion.keyword_bonus): the share
+    # is multiplied by (share / keyword_full_share) ** sentence_keyword_power below a
+    # full match, and weighs sentence_keyword_weight. Measured on all three dev sets
+    # (docs/benchmarks.md, "Search quality"): it takes cross-lingual STS-B fused from
+    # 0.447 to 0.587 top-1 and leaves the invoices (1.000) and the mixed folder (0.886).
+    keyword_power: float = 0.0  # the same for other queries: identifiers keep full weight
+    sentence_keyword_power: float = 4.0
+    sentence_keyword_weight: float = 2.0
+    keyword_full_share: float = 0.45  # share of a passage holding every query word once
     # Dense candidates fetched at first; doubled while the last is still above the floor.
     dense_fetch: int = 256
     # Matches counted at most per retrieval: past this a query of common words ("the
@@ -74,6 +90,15 @@ class SearchConfig:
     max_counted: int = 4000
     # Keyword candidates that also get their exact cosine (the best by BM25 share).
     cosine_rescored: int = 256
+    # A matching document is a weaker match, shown apart and left out of `total`, when its
+    # best passage scores below this share of the best passage's score (z / z_best in
+    # dense mode, whose scores are cosines). bench/bench_search.py measures it.
+    weak_below: float = 0.6
+    # Every match is weaker when nothing answers the query (unanswered_query): not one
+    # of its words occurs anywhere in the collection and its language is unknown.
+    # (The best z does not tell: with e5-small a nonsense query's best passage stands
+    # 3.5 deviations out, a real question's as little as 2.4; docs/benchmarks.md.)
+    weak_when_unanswered: bool = True
 
 
 @dataclass(frozen=True)
@@ -93,8 +118,12 @@ class _Candidates:
 
 
 def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray | None, k: int,
-               mode: Mode = "fused", config: SearchConfig = SearchConfig()) -> SearchResults:
-    """The k best documents for a parsed query, and every match counted."""
+               mode: Mode = "fused", config: SearchConfig = SearchConfig(), *,
+               language: str | None = None) -> SearchResults:
+    """The k best documents for a parsed query, and every match counted.
+
+    `language`: the query's ISO 639-1 code (None: unknown), for the hubness correction.
+    """
     if mode not in MODES:
         raise InputError(f"search mode must be one of {', '.join(MODES)}, got {mode!r}")
     if k <= 0 or query.is_empty or len(indexes.live) == 0:
@@ -103,22 +132,35 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     if allowed is not None and len(allowed) == 0:
         return SearchResults((), 0, {})
     use_dense = mode != "keyword" and query_vector is not None
-    baseline = score_baseline(indexes.store, indexes.live, query_vector) if use_dense else None
+    baseline = score_baseline(indexes.store, indexes.live, query_vector, language) if use_dense else None
     dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
-             else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config))
+             else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config, language))
     dense_ids = dense[0]
-    keyword_ids, keyword_scores = (
-        _keyword_candidates(indexes.keywords, query, allowed, config) if mode != "dense"
-        else (np.empty(0, np.int64), np.empty(0, np.float32)))
+    if mode != "dense":
+        keyword_ids, keyword_scores = _keyword_candidates(indexes.keywords, query, allowed, config)
+    else:
+        keyword_ids, keyword_scores = np.empty(0, np.int64), np.empty(0, np.float32)
+    words_found = indexes.keywords.holds_any(KeywordQuery.of(query.keyword_words))
     ids = np.union1d(dense_ids, keyword_ids)
     if len(ids) == 0:
         return SearchResults((), 0, {})
-    cosine = (_cosines(indexes.live, query_vector, ids, dense, keyword_ids, keyword_scores, config)
+    cosine = (_cosines(indexes.live, query_vector, ids, dense, keyword_ids, keyword_scores, config, language)
               if use_dense else np.full(len(ids), np.nan, np.float32))
     keyword = np.zeros(len(ids), np.float32)
     keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
     terms = HighlightTerms.of(query)
-    return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms)
+    unanswered = config.weak_when_unanswered and unanswered_query(query, words_found, language)
+    return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
+                      unanswered, sentence=language is not None)
+
+
+def unanswered_query(query: ParsedQuery, words_found: bool, language: str | None) -> bool:
+    """True for a query nothing can answer well ("qwzx vlorp bnarf"): it has words, none of
+    them occurs anywhere in the collection, and no language is recognised in it. Dense
+    retrieval still returns the passages nearest to it; they are shown as weaker matches.
+    A real question in a language the folder does not hold keeps its language; an
+    identifier that is not in the folder is rightly unanswered."""
+    return bool(query.keyword_words) and not words_found and language is None
 
 
 def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
@@ -156,7 +198,8 @@ def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
 
 
 def _cosines(live: LiveIndex, query_vector: np.ndarray, ids: np.ndarray, dense: tuple[np.ndarray, np.ndarray],
-             keyword_ids: np.ndarray, keyword_scores: np.ndarray, config: SearchConfig) -> np.ndarray:
+             keyword_ids: np.ndarray, keyword_scores: np.ndarray, config: SearchConfig,
+             language: str | None = None) -> np.ndarray:
     """Cosines aligned with `ids` (sorted): the dense candidates' own, and exact ones for the
     best `cosine_rescored` keyword-only candidates; nan for the rest, which rank by keywords
     alone (a query of common words matches thousands, and scoring each costs a scan)."""
@@ -166,17 +209,27 @@ def _cosines(live: LiveIndex, query_vector: np.ndarray, ids: np.ndarray, dense: 
     best_keyword = keyword_ids[np.argsort(-keyword_scores, kind="stable")[: config.cosine_rescored]]
     missing = np.setdiff1d(best_keyword, dense_ids)
     if len(missing):
-        cosine[np.searchsorted(ids, missing)] = dense_candidates(live, query_vector, len(missing), missing)[1]
+        scored, scores = dense_candidates(live, query_vector, len(missing), missing)
+        cosine[np.searchsorted(ids, missing)] = hubness_corrected(live, scored, scores, language)
     return cosine
 
 
+def hubness_corrected(live: LiveIndex, ids: np.ndarray, cosines: np.ndarray, language: str | None) -> np.ndarray:
+    """Cosines minus their passages' hubness offsets for a query in `language`; unchanged
+    when the live index has no penalties (engine/index/hubness.py)."""
+    offsets = live.hubness_offsets(ids, language)
+    return cosines if offsets is None else (cosines - offsets).astype(np.float32)
+
+
 def _dense_above_floor(live: LiveIndex, query_vector: np.ndarray, allowed: np.ndarray | None,
-                       baseline: ScoreBaseline, config: SearchConfig) -> np.ndarray:
-    """(ids sorted, cosines) of passages clearing the meaning floor (all of them, not a top-N)."""
+                       baseline: ScoreBaseline, config: SearchConfig,
+                       language: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(ids sorted, corrected cosines) of passages clearing the meaning floor (all of them, not a top-N)."""
     total = len(live) if allowed is None else len(allowed)
     fetch = min(total, config.dense_fetch)
     while True:
         ids, scores = dense_candidates(live, query_vector, fetch, allowed)
+        scores = hubness_corrected(live, ids, scores, language)
         order = np.argsort(-scores, kind="stable")
         ids, scores = ids[order], scores[order]
         if len(scores) == 0:
@@ -218,19 +271,24 @@ def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.
 
 
 def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mode: Mode, k: int,
-               config: SearchConfig, terms: HighlightTerms | None = None) -> SearchResults:
+               config: SearchConfig, terms: HighlightTerms | None = None, unanswered: bool = False,
+               sentence: bool = False) -> SearchResults:
     """Groups matching passages by document: counts over all, full hits for the top k only."""
-    scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config)
+    scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config, sentence)
     keep = matched != ""
     order = np.argsort(-scores[keep], kind="stable")
     ids, scores, matched = c.ids[keep][order], scores[keep][order], matched[keep][order]
     cosine, keyword = c.cosine[keep][order], c.keyword[keep][order]
+    strength = _strength(scores, cosine, keyword, baseline, mode)
+    if unanswered:
+        strength = np.minimum(strength, config.weak_below - 1.0)
     documents = passage_documents(store, ids.tolist())  # removed since the search began: absent
     by_document: dict[str, list[int]] = {}  # path -> positions in `ids`, best first
     for i, pid in enumerate(ids.tolist()):
         if pid in documents:
             by_document.setdefault(documents[pid][0], []).append(i)
-    languages = Counter(documents[int(ids[positions[0]])][1] or "" for positions in by_document.values())
+    strong = [positions for positions in by_document.values() if strength[positions[0]] >= config.weak_below]
+    languages = Counter(documents[int(ids[positions[0]])][1] or "" for positions in strong)
     top = list(by_document.items())[:k]  # dicts keep insertion order: best document first
     shown = [i for _, positions in top for i in positions[:PASSAGES_PER_DOCUMENT]]
     rows = store.passages([int(ids[i]) for i in shown])
@@ -244,16 +302,36 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
                 passages.append(_passage_hit(row, float(scores[i]), str(matched[i]), cos, float(keyword[i]),
                                              terms))
         if passages:
-            hits.append(_document_hit(path, passages, rows[passages[0].passage_id]))
+            weak = bool(strength[positions[0]] < config.weak_below)
+            hits.append(_document_hit(path, passages, rows[passages[0].passage_id], weak))
     complete = len(c.ids) < config.max_counted
-    return SearchResults(tuple(hits), len(by_document), dict(languages), complete=complete)
+    return SearchResults(tuple(hits), len(strong), dict(languages), complete=complete,
+                         weak_total=len(by_document) - len(strong))
 
 
-def _document_hit(path: str, passages: list[PassageHit], row: PassageRow) -> DocumentHit:
+def _strength(scores: np.ndarray, cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None,
+              mode: Mode) -> np.ndarray:
+    """How close each passage (best first) comes to the best one, 1 for the best: its
+    score's share of the best score (z / z_best in dense mode), or in fused mode its BM25
+    share's part of the best BM25 share when that is more: the same word found in a
+    document of another language is as strong a match, though its meaning scores lower."""
+    if len(scores) == 0:
+        return np.ones(0, np.float32)
+    relative = (baseline.z(np.nan_to_num(cosine, nan=-np.inf)) if mode == "dense" and baseline is not None
+                else scores.astype(np.float32))
+    best = float(relative[0])
+    strength = relative / best if best > 0 else np.ones(len(relative), np.float32)
+    best_keyword = float(keyword.max())
+    if mode == "fused" and best_keyword > 0:
+        strength = np.maximum(strength, keyword / best_keyword)
+    return strength
+
+
+def _document_hit(path: str, passages: list[PassageHit], row: PassageRow, weak: bool = False) -> DocumentHit:
     kinds = {p.matched_by for p in passages}
     matched_by = "both" if "both" in kinds or len(kinds) > 1 else kinds.pop()
     return DocumentHit(path=path, score=passages[0].score, language=row.document_language,
-                       file_type=row.file_type, passages=tuple(passages), matched_by=matched_by)
+                       file_type=row.file_type, passages=tuple(passages), matched_by=matched_by, weak=weak)
 
 
 def _passage_hit(row: PassageRow, score: float, matched_by: str, cosine: float | None,

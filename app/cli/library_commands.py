@@ -186,12 +186,27 @@ def run_search(args) -> int:
         return 0
     terms = highlight_terms(args.query)
     for rank, hit in enumerate(hits, 1):
+        if hit.weak and (rank == 1 or not hits[rank - 2].weak):
+            print("Weaker matches" if rank > 1 else "No strong matches. Weaker matches")
         page = f", page {hit.best.page}" if hit.best.page else ""
         print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  {hit.path}{page}")
         print(f"      {_marked(hit.best.snippet, terms)}")
-    at_least = "" if results.complete else "at least "
-    print(f"{at_least}{results.total} matching documents" + (f", {len(hits)} shown" if results.total > len(hits) else ""))
+    print(count_line(results))
     return 0
+
+
+def count_line(results) -> str:
+    """Example: "3 matching documents, 2 shown; 5 weaker matches" (the weak ones counted apart)."""
+    at_least = "" if results.complete else "at least "
+    strong_shown = sum(1 for h in results.hits if not h.weak)
+    line = f"{at_least}{results.total} matching documents"
+    if results.total > strong_shown:
+        line += f", {strong_shown} shown"
+    if results.weak_total:
+        weak_shown = len(results.hits) - strong_shown
+        line += f"; {results.weak_total} weaker matches" + (
+            f", {weak_shown} shown" if results.weak_total > weak_shown else "")
+    return line
 
 
 _MATCHED = {"keywords": "keywords", "meaning": "meaning", "both": "keywords+meaning"}
@@ -226,6 +241,7 @@ def _hit_json(hit) -> dict:
         "end": best.end,
         "page": best.page,
         "matched_by": hit.matched_by,
+        "weak": hit.weak,
         "passages": [
             {"score": round(p.score, 6), "start": p.start, "end": p.end, "page": p.page,
              "language": p.language, "snippet": p.snippet, "matched_by": p.matched_by,

@@ -177,10 +177,10 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
             self.statusBar().showMessage(LOADING_MESSAGE)
             return
         started = time.perf_counter()
-        hits, total, counts, syntax_error = [], 0, {}, None
+        hits, total, counts, weak, syntax_error = [], 0, {}, 0, None
         if query:
             try:
-                hits, total, counts = self._search(query)
+                hits, total, counts, weak = self._search(query)
             except QuerySyntaxError as e:  # often half typed ("lang:d", an open quote): a hint, not an alarm
                 syntax_error = e
             except BabelfindError as e:
@@ -194,7 +194,8 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
             self.results.select_path(keep.path)
         bar.set_language_counts(counts)
         elapsed_ms = (time.perf_counter() - started) * 1000
-        bar.set_result_count(len(hits), total, elapsed_ms if query else None)
+        strong_shown = sum(1 for hit in hits if not hit.weak)
+        bar.set_result_count(strong_shown, total, elapsed_ms if query else None, weak)
         if syntax_error is not None:
             bar.show_query_error(str(syntax_error))
         self._syntax_error = str(syntax_error) if syntax_error is not None else None
@@ -215,10 +216,17 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         encoder = self.library.encoder
         if not isinstance(encoder, DeferredEncoder) or encoder.loaded:
             return
-        self._warm_up = QtWorker.for_callback(lambda report: encoder.load(), self)
+        self._warm_up = QtWorker.for_callback(lambda report: self._load_model(encoder), self)
         self._warm_up.errored.connect(lambda error: self._report(error, "The model could not be loaded"))
         self._warm_up.finished.connect(self._on_model_ready)
         self._warm_up.start()
+
+    def _load_model(self, encoder: DeferredEncoder) -> None:
+        """In the warm-up thread: the model, then the index's hubness penalties when a
+        library from before them has none yet (the first search would measure them)."""
+        encoder.load()
+        if len(self.library.live):
+            self.library.live.ensure_hubness(encoder)
 
     def model_ready(self) -> bool:
         """True once no warm-up is running (searches would wait for it)."""
@@ -232,8 +240,9 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
             self.run_search()
 
     def _search(self, query: str):
-        """(hits, documents matching, per-language counts over every match): the facet's
-        language filters inside the engine's retrieval, its counts come from all matches."""
+        """(hits, documents matching, per-language counts over every match, weaker matches):
+        the facet's language filters inside the engine's retrieval, its counts come from all
+        matches."""
         bar = self.search_bar
         results = self.library.search_results(query, RESULT_LIMIT, path_prefix=bar.path_prefix(),
                                               file_types=bar.file_types())
@@ -241,10 +250,10 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
             log.info("search %r: counting stopped at %d documents", query, results.total)
         language = bar.selected_language()
         if not language:
-            return list(results.hits), results.total, results.languages
+            return list(results.hits), results.total, results.languages, results.weak_total
         narrowed = self.library.search_results(query, RESULT_LIMIT, languages=[language],
                                                path_prefix=bar.path_prefix(), file_types=bar.file_types())
-        return list(narrowed.hits), narrowed.total, results.languages
+        return list(narrowed.hits), narrowed.total, results.languages, narrowed.weak_total
 
     def _on_language(self, _language: str) -> None:
         self.run_search()  # the language filters inside retrieval, not over the shown 50

@@ -24,7 +24,9 @@ _USER = Qt.ItemDataRole.UserRole
 
 
 class QtResultsModel(QAbstractListModel):
-    """One row per DocumentHit, best first."""
+    """One row per DocumentHit, best first; the weaker matches (DocumentHit.weak) come
+    after a separator row ("Weaker matches": HitRole None, SeparatorRole True, not
+    selectable) that the view draws as a heading."""
 
     HitRole = _USER + 1
     LanguageRole = _USER + 2
@@ -34,23 +36,33 @@ class QtResultsModel(QAbstractListModel):
     SizeRole = _USER + 6  # the file's size in bytes, None if gone
     RankRole = _USER + 7  # position in the engine's order, best first
     NameRole = _USER + 8  # file name, case-folded, for sorting
+    SeparatorRole = _USER + 9  # True on the row that heads the weaker matches
+    WeakRole = _USER + 10  # True on a weaker match (and on its separator)
+    SEPARATOR_TEXT = "Weaker matches"
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._hits: list[DocumentHit] = []
+        self._hits: list[DocumentHit | None] = []  # None: the separator before the weak ones
         self._facts: list[os.stat_result | None] = []
         self._query = ""
 
     def set_hits(self, hits: Sequence[DocumentHit], query: str = "") -> None:
         self.beginResetModel()
-        self._hits = list(hits)
+        strong = [h for h in hits if not h.weak]
+        weak = [h for h in hits if h.weak]
+        self._hits = strong + ([None] + weak if weak else [])
         # the file as it is now (the list shows what opening it would show), read once
-        self._facts = [_stat(h.path) for h in self._hits]
+        self._facts = [None if h is None else _stat(h.path) for h in self._hits]
         self._query = query
         self.endResetModel()
 
     def hits(self) -> list[DocumentHit]:
-        return list(self._hits)
+        return [h for h in self._hits if h is not None]
+
+    def flags(self, index: QModelIndex) -> Qt.ItemFlag:
+        if index.isValid() and 0 <= index.row() < len(self._hits) and self._hits[index.row()] is None:
+            return Qt.ItemFlag.NoItemFlags  # a heading: never selected, skipped by the cursor
+        return super().flags(index)
 
     def query(self) -> str:
         return self._query
@@ -62,6 +74,12 @@ class QtResultsModel(QAbstractListModel):
         if not index.isValid() or not 0 <= index.row() < len(self._hits):
             return None
         hit = self._hits[index.row()]
+        if hit is None:
+            return self._separator_data(index, role)
+        if role == self.WeakRole:
+            return hit.weak
+        if role == self.SeparatorRole:
+            return False
         if role == _DISPLAY:
             return Path(hit.path).name
         if role == _TOOLTIP:
@@ -82,6 +100,17 @@ class QtResultsModel(QAbstractListModel):
             return hit.path
         if role == self.QueryRole:
             return self._query
+        return None
+
+    def _separator_data(self, index: QModelIndex, role: int):
+        if role == _DISPLAY:
+            return self.SEPARATOR_TEXT
+        if role == _TOOLTIP:
+            return "Documents far below the best match, or matches of a query nothing answers well"
+        if role in (self.SeparatorRole, self.WeakRole):
+            return True
+        if role == self.RankRole:
+            return index.row()
         return None
 
 
@@ -128,6 +157,7 @@ class QtLanguageFilter(QSortFilterProxyModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._language = ""
+        self._sort_label = SORT_KEYS[0][0]
         self.setFilterRole(QtResultsModel.LanguageRole)
         self.setDynamicSortFilter(True)
         self.set_sort_key(SORT_KEYS[0][0])
@@ -135,7 +165,9 @@ class QtLanguageFilter(QSortFilterProxyModel):
     def set_sort_key(self, label: str) -> None:
         """Sorts by the SORT_KEYS entry named `label`."""
         _, role, order = next(k for k in SORT_KEYS if k[0] == label)
+        self.beginFilterChange()  # the weaker matches' heading shows in relevance order only
         self._sort_label = label
+        self.endFilterChange()
         self.setSortRole(role)
         self.sort(0, order)
 
@@ -159,10 +191,21 @@ class QtLanguageFilter(QSortFilterProxyModel):
         return self._language
 
     def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:
+        index = self.sourceModel().index(row, 0, parent)
+        if index.data(QtResultsModel.SeparatorRole):
+            return self._sort_label == SORT_KEYS[0][0] and self._any_weak_shown(parent)
         if not self._language:
             return True
-        index = self.sourceModel().index(row, 0, parent)
         return index.data(QtResultsModel.LanguageRole) == self._language
+
+    def _any_weak_shown(self, parent: QModelIndex) -> bool:
+        source = self.sourceModel()
+        for row in range(source.rowCount(parent)):
+            index = source.index(row, 0, parent)
+            if index.data(QtResultsModel.WeakRole) and not index.data(QtResultsModel.SeparatorRole):
+                if not self._language or index.data(QtResultsModel.LanguageRole) == self._language:
+                    return True
+        return False
 
 
 class _TableModel(QAbstractTableModel):

@@ -89,14 +89,20 @@ def card_facts(modified: float | None, size: int | None) -> str:
 
 
 class QtResultDelegate(QStyledItemDelegate):
-    """Paints one DocumentHit as a card of three parts: title line, folder, snippet."""
+    """Paints one DocumentHit as a card of three parts: title line, folder, snippet; the
+    row heading the weaker matches as a muted caption over a rule."""
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
         line = QFontMetrics(option.font).lineSpacing()
+        if index.data(QtResultsModel.SeparatorRole):
+            return QSize(0, line + 2 * _PAD)
         # width 0: the card takes the viewport's width and never asks for a scroll bar
         return QSize(0, _PAD * 2 + line * (2 + _SNIPPET_LINES) + 6)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        if index.data(QtResultsModel.SeparatorRole):
+            self._paint_separator(painter, option, index)
+            return
         hit: DocumentHit | None = index.data(QtResultsModel.HitRole)
         if hit is None:
             return
@@ -118,6 +124,22 @@ class QtResultDelegate(QStyledItemDelegate):
         self._paint_snippet(painter, option, snippet_rect, hit, index)
         painter.restore()
 
+    def _paint_separator(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        c = colours()
+        painter.save()
+        font = QFont(option.font)
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(QColor(c.muted))
+        area = option.rect.adjusted(_PAD + 4, 0, -_PAD, 0)
+        text = str(index.data(Qt.ItemDataRole.DisplayRole))
+        painter.drawText(area, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+        painter.setPen(QColor(c.border))
+        x = area.left() + QFontMetrics(font).horizontalAdvance(text) + 8
+        y = option.rect.center().y()
+        painter.drawLine(x, y, area.right(), y)
+        painter.restore()
+
     def _paint_folder_and_facts(self, painter, option, rect: QRect, hit: DocumentHit, index: QModelIndex) -> None:
         """The folder on the left (elided in the middle), date and size on the right."""
         metrics = QFontMetrics(option.font)
@@ -131,9 +153,9 @@ class QtResultDelegate(QStyledItemDelegate):
 
     def _paint_title(self, painter, option, rect: QRect, hit: DocumentHit) -> None:
         font = QFont(option.font)
-        font.setBold(True)
+        font.setBold(not hit.weak)  # a weaker match's name is not bold
         painter.setFont(font)
-        painter.setPen(QColor(colours().text))
+        painter.setPen(QColor(colours().muted if hit.weak else colours().text))
         name = QFontMetrics(font).elidedText(Path(hit.path).name, Qt.TextElideMode.ElideRight, rect.width())
         painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
         painter.setFont(option.font)
@@ -206,7 +228,7 @@ class QtResultsView(QListView):
         self.setItemDelegate(QtResultDelegate(self))
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.setUniformItemSizes(True)
+        self.setUniformItemSizes(False)  # the weaker matches' heading is shorter than a card
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setMouseTracking(True)
@@ -244,6 +266,10 @@ class QtResultsView(QListView):
         if rows == 0:
             return
         row = min(max(self.currentIndex().row() + step, 0), rows - 1)
+        if self.model().index(row, 0).data(QtResultsModel.SeparatorRole):  # step over the heading
+            row = row + (1 if step > 0 else -1)
+            if not 0 <= row < rows:
+                return
         self.setCurrentIndex(self.model().index(row, 0))
 
     def keyPressEvent(self, event) -> None:
@@ -254,7 +280,7 @@ class QtResultsView(QListView):
 
     def context_menu(self, index: QModelIndex) -> QMenu | None:
         """The menu for the card at `index` (made current first); None off the cards."""
-        if not index.isValid():
+        if not index.isValid() or index.data(QtResultsModel.SeparatorRole):
             return None
         self.setCurrentIndex(index)
         hit: DocumentHit = index.data(QtResultsModel.HitRole)
@@ -277,9 +303,11 @@ class QtResultsView(QListView):
 
     def _select_first(self, *args) -> None:
         model = self.model()
-        if model.rowCount() and not self.currentIndex().isValid():
-            self.setCurrentIndex(model.index(0, 0))
-        elif not model.rowCount():
+        first = next((model.index(row, 0) for row in range(model.rowCount())
+                      if not model.index(row, 0).data(QtResultsModel.SeparatorRole)), None)
+        if first is not None and not self.currentIndex().isValid():
+            self.setCurrentIndex(first)
+        elif first is None:
             self.current_hit_changed.emit(None)
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:

@@ -166,12 +166,13 @@ class QtSearchBar(QWidget):
         self.folder.setCurrentIndex(max(0, self.folder.findData(keep or "")))
         self.folder.blockSignals(False)
 
-    def set_result_count(self, shown: int, total: int, elapsed_ms: float | None = None) -> None:
+    def set_result_count(self, shown: int, total: int, elapsed_ms: float | None = None, weak: int = 0) -> None:
+        """`shown` of `total` documents that match, and `weak` weaker matches besides."""
         if not self.query():
             self.count_label.setText("")
             return
         self.count_label.setToolTip("")
-        text = f"{shown} of {total} documents" if shown != total else f"{total} documents"
+        text = result_count_text(shown, total, weak)
         self.count_label.setText(text + (f"  ·  {elapsed_ms:.0f} ms" if elapsed_ms is not None else ""))
 
     def show_query_error(self, message: str) -> None:
@@ -231,3 +232,13 @@ class QtSearchBar(QWidget):
                 self.navigate.emit(-1)
                 return True
         return super().eventFilter(watched, event)
+
+
+def result_count_text(shown: int, total: int, weak: int = 0) -> str:
+    """Example: result_count_text(2, 8, 5) == "2 of 8 documents match  ·  5 weaker"."""
+    if total == 0:
+        text = "No documents match"
+    else:
+        noun, verb = ("document", "matches") if total == 1 else ("documents", "match")
+        text = f"{shown} of {total} {noun} {verb}" if shown != total else f"{total} {noun} {verb}"
+    return text + (f"  ·  {weak} weaker" if weak else "")

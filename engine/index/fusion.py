@@ -9,6 +9,10 @@ std being this query's cosine against a fixed random sample of the collection's 
 a passage that really matches stands several standard deviations out, while the best of a
 nonsense query barely leaves the crowd. Keyword scores arrive as a share of the query's
 best possible BM25 (engine.index.keyword_index), already 0..1.
+
+"Cosine" here is the hubness-corrected cosine when the live index has penalties
+(engine.index.hubness): the sample's scores are corrected like every candidate's, so z
+measures how far a passage stands out after the correction.
 """
 
 from __future__ import annotations
@@ -43,20 +47,28 @@ class ScoreBaseline:
         return (np.asarray(cosine, np.float32) - self.mean) / self.std
 
 
-def score_baseline(store: Store, live: LiveIndex, query_vector: np.ndarray) -> ScoreBaseline:
-    """This query's cosine statistics over a random sample of the collection."""
-    sample = _sample(store, live)
+def score_baseline(store: Store, live: LiveIndex, query_vector: np.ndarray,
+                   language: str | None = None) -> ScoreBaseline:
+    """This query's (hubness-corrected) cosine statistics over a random sample of the collection.
+
+    `language`: the query's ISO 639-1 code, which picks the hubness penalties' column.
+    """
+    ids, sample = _sample(store, live)
     if len(sample) == 0:
         return ScoreBaseline(0.0, 1.0)
     scores = sample @ np.asarray(query_vector, np.float32).reshape(-1)  # [n]
+    offsets = live.hubness_offsets(ids, language)
+    if offsets is not None:
+        scores = scores - offsets
     return ScoreBaseline(float(scores.mean()), max(float(scores.std()), 1e-3))
 
 
 def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None, mode: str,
-         config: SearchConfig) -> tuple[np.ndarray, np.ndarray]:
+         config: SearchConfig, sentence: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(ranking scores float32 [n], how each matched: "both"/"meaning"/"keywords"/"" [n]).
 
-    "" marks a passage below both floors: the caller drops it.
+    "" marks a passage below both floors: the caller drops it. `sentence`: the query is
+    text in a recognised language, not an identifier or a name (see keyword_bonus).
     """
     n = len(keyword)
     by_words = keyword >= config.min_keyword_share
@@ -82,7 +94,8 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None
         # an exact identifier (bench/bench_keyword.py measures both).
         best = float(z.max(initial=-np.inf))
         dense = np.where(np.isfinite(z), z, 0.0) / best if np.isfinite(best) and best > 0 else np.zeros(n)
-        scores = dense.astype(np.float32) + config.keyword_weight * keyword
+        weight = config.sentence_keyword_weight if sentence else config.keyword_weight
+        scores = dense.astype(np.float32) + weight * keyword_bonus(keyword, config, sentence)
     matched = np.full(n, "", dtype=object)
     matched[by_meaning] = "meaning"
     matched[by_words] = "keywords"
@@ -90,19 +103,37 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None
     return scores, matched
 
 
-def _sample(store: Store, live: LiveIndex) -> np.ndarray:
-    """float32 [<= SAMPLE_SIZE, dim] vectors of random passages, cached per live index."""
+def keyword_bonus(keyword: np.ndarray, config: SearchConfig, sentence: bool = False) -> np.ndarray:
+    """The keyword part of the fused score before its weight: the BM25 share, discounted
+    while it is below a full match's (`keyword_full_share`, every query word once) by
+    (share / full) ** power; the power is `sentence_keyword_power` for a query in a
+    recognised language, else `keyword_power`.
+
+    Why: a passage holding some of a sentence's words (a share of 0.1-0.3) must not
+    outvote one that matches its meaning in another language, which no keyword can
+    match, while an identifier or a name (no language: "FA-2024-5521", "Oliver
+    Whitfield") is exactly what keywords are for (docs/benchmarks.md, "Search quality")."""
+    keyword = np.asarray(keyword, np.float32)
+    power = config.sentence_keyword_power if sentence else config.keyword_power
+    if power == 0:
+        return keyword
+    return keyword * np.minimum(1.0, keyword / config.keyword_full_share) ** power
+
+
+def _sample(store: Store, live: LiveIndex) -> tuple[np.ndarray, np.ndarray]:
+    """(ids int64 [n], float32 [n, dim] vectors) of n <= SAMPLE_SIZE random passages, cached per live index."""
     size = len(live)
     with _samples_lock:
         cached = _samples.get(live)
         if cached is not None:
-            generation, cached_size, vectors = cached
+            generation, cached_size, ids, vectors = cached
             if generation == live.generation.id and abs(size - cached_size) <= _RESAMPLE_GROWTH * max(cached_size, 1):
-                return vectors
+                return ids, vectors
     ids = live.index.ids()
     if len(ids) > SAMPLE_SIZE:  # a fixed seed: the same collection always gives the same floor
         ids = np.sort(np.random.default_rng(0).choice(ids, SAMPLE_SIZE, replace=False))
-    _, vectors = vectors_of(store, live.generation.id, live.generation.dim, ids.tolist())
+    ids, vectors = vectors_of(store, live.generation.id, live.generation.dim, ids.tolist())
+    ids = np.asarray(ids, np.int64)
     with _samples_lock:
-        _samples[live] = (live.generation.id, size, vectors)
-    return vectors
+        _samples[live] = (live.generation.id, size, ids, vectors)
+    return ids, vectors

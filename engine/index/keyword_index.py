@@ -245,6 +245,16 @@ class KeywordIndex:
             ids, scores = ids[keep], scores[keep]
         return ids, scores
 
+    def holds_any(self, query: KeywordQuery) -> bool:
+        """Whether any passage holds one of the query's terms, from the cached term counts.
+
+        Example: index.holds_any(KeywordQuery.of(["qwzx", "vlorp"])) is False in most libraries.
+        """
+        if not query:
+            return False
+        with self._lock:
+            return bool(self._frequencies(query)[1])
+
     def matching(self, terms: Sequence[str], phrase: bool = False) -> np.ndarray:
         """Ids of every passage holding all `terms` (folded terms, e.g. from tokenize);
         with `phrase`, holding them consecutively in this order."""

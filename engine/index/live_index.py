@@ -12,19 +12,24 @@ call `refresh()` after taking it, so they start from everything committed before
 
 It also carries the keyword index (engine.index.keyword_index), so that every change the
 indexer mirrors into FAISS reaches the keyword index through the same `apply`, and every
-save stamps both with the same version.
+save stamps both with the same version. The passages' hubness penalties
+(engine.index.hubness) ride along the same way in a side file beside the FAISS file; they
+need the generation's model once (to encode the reference queries), so `ensure_hubness`
+makes them on first use by a caller that has the model loaded, never at open.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from engine.index.hubness import HubnessConfig, HubnessPenalties, QueryEncoder, reference_vectors
 from engine.index.keyword_index import KeywordIndex
 from engine.store import GenerationInfo, Store
 from engine.store.search_queries import vectors_of
@@ -38,7 +43,8 @@ class LiveIndex:
     """A generation's vectors in FAISS; `apply` after each database commit."""
 
     def __init__(self, store: Store, generation: GenerationInfo, folder: Path, index: VectorIndex,
-                 config: VectorIndexConfig, keywords: KeywordIndex | None = None):
+                 config: VectorIndexConfig, keywords: KeywordIndex | None = None,
+                 hubness_config: HubnessConfig | None = HubnessConfig()):
         self.store = store
         self.keywords = keywords
         self.generation = generation
@@ -48,22 +54,35 @@ class LiveIndex:
         self.config = config
         self._dirty = False
         self._last_save = time.monotonic()
+        # None: plain cosine scores (no config, or not measured yet: see ensure_hubness)
+        self.hubness: HubnessPenalties | None = None
+        self.hubness_config = hubness_config
+        self._hubness_reference: tuple[np.ndarray, list[str]] | None = None  # kept from the side file
+        self._hubness_lock = threading.Lock()  # an indexing thread applies while a search ensures
 
     @classmethod
     def open(cls, store: Store, generation: GenerationInfo, folder: Path,
-             config: VectorIndexConfig | None = None, keywords: KeywordIndex | None = None) -> LiveIndex:
-        """Loads or rebuilds the vectors; `keywords` (opened for this generation) rides along."""
+             config: VectorIndexConfig | None = None, keywords: KeywordIndex | None = None,
+             hubness_config: HubnessConfig | None = HubnessConfig()) -> LiveIndex:
+        """Loads or rebuilds the vectors; `keywords` (opened for this generation) rides along.
+
+        The hubness penalties come from their side file when it holds this version;
+        otherwise `ensure_hubness` measures them on first use. `hubness_config` None:
+        plain cosine scores.
+        """
         config = config or VectorIndexConfig()
         folder.mkdir(parents=True, exist_ok=True)
         path = cls.file_for(folder, generation.id)
         index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim)
-        live = cls(store, generation, folder, index, config, keywords) if index is not None else None
+        live = cls(store, generation, folder, index, config, keywords, hubness_config) if index is not None else None
         if live is None:
             # `generation.version` was read before the vectors: if a writer commits while
             # they are read, the file's stamp is older than the database and is redone.
             log.info("rebuilding the vector index of generation %d from stored vectors", generation.id)
-            live = cls(store, generation, folder, cls._rebuild(store, generation, config), config, keywords)
+            live = cls(store, generation, folder, cls._rebuild(store, generation, config), config, keywords,
+                       hubness_config)
             live.save()
+        live._load_hubness()
         return live
 
     def stale(self) -> GenerationInfo | None:
@@ -80,10 +99,56 @@ class LiveIndex:
             return False
         log.info("generation %d changed in another process (version %d -> %d); reloading",
                  current.id, self.version, current.version)
-        fresh = LiveIndex.open(self.store, current, self.folder, self.config)
-        self.index, self.generation, self.version = fresh.index, current, fresh.version
+        fresh = LiveIndex.open(self.store, current, self.folder, self.config, hubness_config=None)
+        with self._hubness_lock:
+            self.index, self.generation, self.version = fresh.index, current, fresh.version
+            self.hubness = None  # the other process's side file, or a rebuild on next use
+            self._load_hubness()
         self._dirty = False
         return True
+
+    # -- hubness penalties (engine/index/hubness.py) -----------------------------------
+
+    @staticmethod
+    def hubness_file_for(folder: Path, generation_id: int) -> Path:
+        return folder / f"generation-{generation_id}.hubness.npz"
+
+    def _load_hubness(self) -> None:
+        """Takes the side file's penalties when they hold this index's version."""
+        if self.hubness_config is None:
+            return
+        penalties, reference = HubnessPenalties.load(
+            self.hubness_file_for(self.folder, self.generation.id), expected_generation=self.version,
+            dim=self.generation.dim, config=self.hubness_config)
+        self.hubness = penalties
+        self._hubness_reference = reference or self._hubness_reference
+
+    def ensure_hubness(self, encoder: QueryEncoder) -> None:
+        """Measures the penalties of every stored passage when none are loaded.
+
+        `encoder` must be the generation's model: it encodes the reference queries, only
+        when no side file kept them (a new generation; about 10 s on two CPU cores for the
+        default model). After a stale side file, penalties are rebuilt from the stored
+        vectors without encoding anything.
+        """
+        if self.hubness_config is None or self.hubness is not None:
+            return
+        with self._hubness_lock:
+            if self.hubness is not None:
+                return
+            reference = self._hubness_reference or reference_vectors(encoder)
+            log.info("measuring the hubness penalties of generation %d", self.generation.id)
+            penalties = HubnessPenalties(*reference, self.hubness_config)
+            for ids, vectors in self.store.iter_vectors(self.generation.id, self.generation.dim):
+                penalties.add(ids, vectors)
+            penalties.save(self.hubness_file_for(self.folder, self.generation.id), self.version)
+            self.hubness, self._hubness_reference = penalties, reference
+
+    def hubness_offsets(self, ids: np.ndarray, language: str | None) -> np.ndarray | None:
+        """What to subtract from these passages' cosines for a query in `language`, float32
+        [n]; None when scores are plain cosines (no penalties)."""
+        penalties = self.hubness
+        return None if penalties is None else penalties.offsets(ids, language)
 
     @staticmethod
     def file_for(folder: Path, generation_id: int) -> Path:
@@ -108,6 +173,11 @@ class LiveIndex:
             self.index.remove(np.asarray(removed, dtype=np.int64))
         if len(added):
             self.index.add(np.asarray(added, dtype=np.int64), vectors)
+        with self._hubness_lock:
+            if self.hubness is not None:  # otherwise measured from the stored vectors when needed
+                self.hubness.remove(np.asarray(removed, dtype=np.int64))
+                if len(added):
+                    self.hubness.add(np.asarray(added, dtype=np.int64), vectors)
         if self.keywords is not None:
             self.keywords.apply(removed, added)
         current = self.store.generation_by_id(self.generation.id)
@@ -133,6 +203,9 @@ class LiveIndex:
             self.index.save(path, generation=self.version)
         if self.keywords is not None:  # stamped, like the FAISS file, with what it holds
             self.keywords.stamp(dataclasses.replace(current, version=self.version))
+        with self._hubness_lock:
+            if self.hubness is not None:
+                self.hubness.save(self.hubness_file_for(self.folder, self.generation.id), self.version)
         self._dirty = False
         self._last_save = time.monotonic()
 
@@ -165,3 +238,4 @@ class LiveIndex:
 
     def delete_file(self) -> None:
         self.file_for(self.folder, self.generation.id).unlink(missing_ok=True)
+        self.hubness_file_for(self.folder, self.generation.id).unlink(missing_ok=True)

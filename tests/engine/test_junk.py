@@ -175,3 +175,39 @@ def test_spans_stay_ordered_and_inside_the_text_on_real_layout():
     assert all(a.end <= b.start for a, b in zip(spans, spans[1:]))
     assert all(0 <= s.start < s.end <= len(text) and text[s.start:s.end].strip() == text[s.start:s.end]
                for s in spans)
+
+
+# The header of a catalogue as msgunfmt writes it (sed, German), then one message.
+PO_HEADER = (
+    'msgid ""\nmsgstr ""\n"Project-Id-Version: sed 4.7.13\\n"\n'
+    '"Last-Translator: Mario Blättermann <mario.blaettermann@gmail.com>\\n"\n'
+    '"Content-Type: text/plain; charset=UTF-8\\n"\n"Plural-Forms: nplurals=2; plural=(n != 1);\\n"\n\n'
+    'msgid ""\n"Usage: %s [OPTION]...\\n"\nmsgstr ""\n"Aufruf: %s [OPTION]...\\n"\n'
+)
+# /usr/share/doc/curl/copyright (Debian machine-readable format).
+DEP5 = (
+    "Files: packages/vms/backup_gnv_curl_src.com\n packages/vms/build_curl-config_script.com\n"
+    " m4/*\nCopyright: 2009-2022, Daniel Stenberg, <daniel@haxx.se>\nLicense: curl\n"
+)
+
+
+def test_gettext_header_goes_and_messages_stay():
+    kept = " ".join(sentences_kept(PO_HEADER))
+    assert "Project-Id-Version" not in kept and "Plural-Forms" not in kept and 'msgid ""' not in kept
+    assert '"Usage: %s [OPTION]...\\n"' in kept and '"Aufruf: %s [OPTION]...\\n"' in kept
+
+
+def test_debian_copyright_keeps_holders_and_licence_but_not_path_lists():
+    kept = " ".join(sentences_kept(DEP5))
+    assert "packages/vms" not in kept and "m4/*" not in kept
+    assert "Copyright: 2009-2022, Daniel Stenberg" in kept and "License: curl" in kept
+
+
+@pytest.mark.parametrize("line", ["TCP/IP", "and/or", "input/output", "README.md", "km/h", "docs/"])
+def test_words_with_slashes_are_not_paths(line):
+    assert not is_junk_line(line)
+
+
+@pytest.mark.parametrize("line", ["lib/vtls/rustls.h", "m4/*", "debian/*", "src/main.c"])
+def test_bare_paths_are_junk(line):
+    assert is_junk_line(line)

@@ -112,3 +112,28 @@ def test_deferred_encoder_loads_once_and_knows_its_name_before(tmp_path):
         thread.join()
     assert calls == [1] and encoder.encode(["bees"]).shape == (1, 256)
     assert encoder.calls == 1  # attributes of the loaded encoder pass through
+
+
+def test_the_warm_up_measures_hubness_penalties_a_library_lacks(qtbot, babelfind_home, tmp_path):
+    """A library indexed before the penalties existed gets them off the GUI thread."""
+    from engine.index.live_index import LiveIndex
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "bees.txt").write_text("Bees make honey in the hive.", encoding="utf-8")
+    paths = data_paths(babelfind_home)
+    ready = Library.open(paths, encoder=WordEncoder())
+    list(ready.index_paths([docs]))
+    generation = ready.live.generation.id
+    ready.close()
+    LiveIndex.hubness_file_for(paths.indexes, generation).unlink()
+    library = Library.open(paths, encoder=DeferredEncoder("test-words", 256, WordEncoder))
+    try:
+        assert library.live.hubness is None
+        win = _window(qtbot, library)
+        win.show()
+        qtbot.waitUntil(win.model_ready, timeout=10_000)
+        assert library.live.hubness is not None and len(library.live.hubness) == 1
+        win.shutdown()
+    finally:
+        library.close()

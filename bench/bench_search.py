@@ -1,0 +1,363 @@
+"""Search quality on the dev sets: top-1 and MRR@10 per search mode (dense, keyword,
+fused), with and without the hubness correction, and with and without the junk filter.
+
+    python bench/devsets.py && python bench/bench_search.py            # all three sets
+    python bench/bench_search.py --devsets mixed --sweep               # the k/beta grid
+    python bench/bench_search.py --weights 1 2 3 5                     # fusion keyword weights
+    python bench/bench_search.py --variants filtered plain             # also unfiltered passages
+
+Each dev set (bench/devsets.py) is indexed with the default model into a throw-away
+home under bench/out/homes/ through the real Library (extract -> segment -> encode),
+once with the junk filter (IndexerConfig.drop_junk) and once without; a home is reused
+while its dev set's digest, variant, model and segmentation code are unchanged, so
+reruns only search.
+Readings:
+
+  offline   exact: every passage vector of the home scored against every query in
+            numpy, documents ranked by their best passage, for plain cosine and for
+            cos - beta * (r_p(L) - r_0(L)) at each (k, beta) asked for, L the query's
+            language (engine/index/hubness.py);
+  library   end to end through Library.search_results (FAISS, keyword index, fusion,
+            relevance floor, grouping) per --modes with the library's own hubness
+            config, and dense and fused once more with the correction off; a query whose
+            document is not among the 10 shown (or was cut by the floor) counts as missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from engine.config import DataPaths, save_settings  # noqa: E402
+from engine.index.hubness import HubnessConfig, HubnessPenalties, passage_penalties  # noqa: E402
+from engine.langid import detect_language  # noqa: E402
+from engine.indexer import IndexerConfig  # noqa: E402
+from engine.library import Library  # noqa: E402
+from engine.search import SearchConfig  # noqa: E402
+
+OUT = REPO / "bench" / "out"
+DEVSET_DIR = OUT / "devsets"
+HOMES = OUT / "homes"
+DEFAULT_MODEL = "multilingual-e5-small"
+VARIANTS = {"plain": False, "filtered": True}  # variant -> IndexerConfig.drop_junk
+SWEEP_K = (3, 5, 10, 20, 40)
+SWEEP_BETA = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+
+
+def models_folder() -> Path:
+    """Installed models: BABELFIND_TEST_MODELS, else the shared ready copy."""
+    folder = Path(os.environ.get("BABELFIND_TEST_MODELS", "/work/models-cache/models"))
+    if not (folder / DEFAULT_MODEL).is_dir():
+        raise SystemExit(f"no {DEFAULT_MODEL} under {folder}; set BABELFIND_TEST_MODELS")
+    return folder
+
+
+def open_home(devset: str, variant: str, model: str) -> tuple[Library, dict]:
+    """The indexed library of one dev set and variant, built when missing or stale."""
+    folder = DEVSET_DIR / devset
+    if not (folder / "manifest.json").is_file():
+        from devsets import build
+
+        build(devset)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    home = HOMES / f"{devset}-{variant}"
+    stamp = {"digest": manifest["digest"], "variant": variant, "model": model, "segmentation": _code_digest()}
+    config = IndexerConfig(drop_junk=VARIANTS[variant])
+    stamp_file = home / "bench-stamp.json"
+    if stamp_file.is_file() and json.loads(stamp_file.read_text()) == stamp:
+        return Library.open(_paths(home, model), config=config), {"index_s": None}
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    library = Library.open(_paths(home, model), config=config)
+    started = time.perf_counter()
+    *_, finished = library.index_paths([folder / "docs"])
+    elapsed = time.perf_counter() - started
+    summary = finished.summary
+    if summary.skipped:
+        print(f"  {devset}/{variant}: skipped {[(s.path, s.reason) for s in summary.skipped]}", file=sys.stderr)
+    stamp_file.write_text(json.dumps(stamp))
+    return library, {"index_s": elapsed}
+
+
+def _code_digest() -> str:
+    """Changes whenever the code that turns files into passages changes."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name in ("engine/segment.py", "engine/junk.py", "engine/indexer.py"):
+        digest.update((REPO / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _paths(home: Path, model: str) -> DataPaths:
+    paths = DataPaths(home)
+    paths.home.mkdir(parents=True, exist_ok=True)
+    models = home / "models"
+    if not models.exists():
+        models.symlink_to(models_folder(), target_is_directory=True)
+    save_settings(paths, active_model=model, device="cpu")
+    return paths
+
+
+def load_queries(devset: str) -> list[dict]:
+    return json.loads((DEVSET_DIR / devset / "queries.json").read_text(encoding="utf-8"))
+
+
+def stored_passages(library: Library) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(passage ids [n], vectors [n, d], document path per passage) of the active generation."""
+    generation = library.live.generation
+    parts = list(library.store.iter_vectors(generation.id, generation.dim))
+    ids = np.concatenate([p[0] for p in parts])
+    vectors = np.concatenate([p[1] for p in parts])
+    rows = library.store.passages(ids.tolist())
+    paths = [_relative(rows[int(i)].path) for i in ids]
+    return ids, vectors, paths
+
+
+def _relative(path: str) -> str:
+    """'/.../devsets/mixed/docs/news/a.txt' -> 'news/a.txt'."""
+    marker = "/docs/"
+    return path.split(marker, 1)[1] if marker in path else path
+
+
+def ranks(scores: np.ndarray, paths: list[str], expected: list[str]) -> list[int | None]:
+    """Rank (1-based, ties counted against it) of each query's expected document when
+    documents are ranked by their best passage score; None beyond 10. scores: [queries, passages]."""
+    documents = sorted(set(paths))
+    column = {d: i for i, d in enumerate(documents)}
+    owner = np.array([column[p] for p in paths])
+    best = np.full((len(scores), len(documents)), -np.inf, np.float32)
+    for d in range(len(documents)):  # documents hold few passages; a loop over them is cheap
+        best[:, d] = scores[:, owner == d].max(axis=1)
+    out = []
+    for row, target in zip(best, expected):
+        if target not in column:
+            out.append(None)
+            continue
+        # Ties count against the target: identical passages (the same closing line in
+        # every reminder) come back from the library in no particular order.
+        rank = int((row >= row[column[target]]).sum())
+        out.append(rank if rank <= 10 else None)
+    return out
+
+
+def summarise(found: list[int | None]) -> dict:
+    return {"top1": float(np.mean([r == 1 for r in found])),
+            "mrr10": float(np.mean([1.0 / r if r else 0.0 for r in found]))}
+
+
+def offline(queries: np.ndarray, query_languages: list[str | None], vectors: np.ndarray,
+            paths: list[str], expected: list[str], reference: tuple[np.ndarray, list[str]],
+            k: int, beta: float) -> dict:
+    """Exact top-1 / MRR@10 for cos - beta * (r_p(L) - r_0(L)), L each query's language."""
+    scores = queries @ vectors.T  # [q, n]
+    if beta:
+        hub = HubnessPenalties(*reference, HubnessConfig(k=k, beta=beta))
+        groups = [np.flatnonzero(np.asarray(reference[1]) == lang) for lang in hub.languages]
+        penalties = passage_penalties(vectors, reference[0], groups, k)  # [n, L]
+        weights = np.stack([hub.column_weights(lang) for lang in query_languages])  # [q, L]
+        scores = scores - beta * (weights @ penalties.T - (weights @ hub.baselines)[:, None])
+    return summarise(ranks(scores, paths, expected))
+
+
+def through_library(library: Library, queries: list[dict], mode: str,
+                    config: SearchConfig | None = None) -> dict:
+    """Top-1 / MRR@10 through Library.search_results in `mode`."""
+    found = []
+    for item in queries:
+        hits = library.search_results(item["query"], k=10, mode=mode, config=config).hits
+        names = [_relative(h.path) for h in hits]
+        found.append(names.index(item["expected"]) + 1 if item["expected"] in names else None)
+    return summarise(found)
+
+
+def hubness_off(library: Library):
+    """Context: the same library scoring plain cosines (penalties and their config set aside)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def off():
+        live = library.live
+        kept = live.hubness, live.hubness_config
+        live.hubness = live.hubness_config = None
+        try:
+            yield
+        finally:
+            live.hubness, live.hubness_config = kept
+
+    return off()
+
+
+def query_vectors(library: Library, devset: str, queries: list[dict]) -> np.ndarray:
+    """Encoded queries [q, dim], cached under bench/out by model and query text."""
+    texts = [q["query"] for q in queries]
+    cache = OUT / f"queries-{devset}-{library.encoder.name}-{len(texts)}-single.npz"
+    if cache.is_file():
+        data = np.load(cache, allow_pickle=False)
+        if list(data["texts"]) == texts:
+            return data["vectors"]
+    # One query per call, as Library.search encodes them: the int8 model quantises its
+    # activations per batch, so a batched query vector differs from the one a user gets.
+    vectors = np.vstack([library.encoder.encode([text], kind="query") for text in texts])
+    np.savez(cache, vectors=vectors, texts=np.array(texts))
+    return vectors
+
+
+def nonsense_queries(n: int = 20) -> list[str]:
+    """Made-up words ("qwzx vlorp"), fixed by a seed: queries nothing in any folder answers."""
+    import random
+
+    rng = random.Random(5)
+    consonants, vowels = "bcdfghjklmnprstvwxzq", "aeiou"
+
+    def word() -> str:
+        return "".join(rng.choice(consonants) + (rng.choice(vowels) if rng.random() < 0.4 else "")
+                       for _ in range(rng.randint(2, 4)))
+
+    return ["qwzx vlorp bnarf"] + [" ".join(word() for _ in range(rng.randint(1, 3))) for _ in range(n - 1)]
+
+
+def best_z(library: Library, query: str, mode: str = "fused") -> tuple[float, str, int, int]:
+    """(z of the best result's cosine, how it matched, strong documents, weak documents)."""
+    from engine.index.fusion import score_baseline
+
+    results = library.search_results(query, k=10, mode=mode)
+    if not results.hits:
+        return float("nan"), "", 0, 0
+    parsed_vector = library.encoder.encode([query], kind="query")[0]
+    baseline = score_baseline(library.store, library.live, parsed_vector, detect_language(query))
+    best = results.hits[0].best
+    z = float(baseline.z([best.cosine])[0]) if best.cosine is not None else float("nan")
+    return z, best.matched_by, results.total, results.weak_total
+
+
+def floor_reading(library: Library, queries: list[dict]) -> dict:
+    """How the relevance floor and the weak band treat real and nonsense queries (fused)."""
+    real = []
+    for item in queries:
+        results = library.search_results(item["query"], k=10)
+        names = [_relative(h.path) for h in results.hits]
+        hit = results.hits[names.index(item["expected"])] if item["expected"] in names else None
+        real.append({"found": hit is not None, "weak": bool(hit and hit.weak),
+                     "strong": results.total, "weaker": results.weak_total})
+    nonsense = [best_z(library, q) for q in nonsense_queries()]
+    zs = [best_z(library, item["query"])[0] for item in queries]
+    return {
+        "expected found but weak": sum(r["weak"] for r in real),
+        "expected found": sum(r["found"] for r in real),
+        "queries": len(real),
+        "real best z (min / median)": (float(np.nanmin(zs)), float(np.nanmedian(zs))),
+        "nonsense best z (median / max)": (float(np.nanmedian([n[0] for n in nonsense])),
+                                           float(np.nanmax([n[0] for n in nonsense]))),
+        "nonsense strong docs (median / max)": (float(np.median([n[2] for n in nonsense])),
+                                                 int(max(n[2] for n in nonsense))),
+        "nonsense weak docs (median)": float(np.median([n[3] for n in nonsense])),
+        "real strong docs (median)": float(np.median([r["strong"] for r in real])),
+    }
+
+
+def run_devset(devset: str, args) -> dict:
+    result = {"devset": devset, "readings": {}, "sweep": {}, "library": {}, "weights": {}}
+    queries = load_queries(devset)
+    expected = [q["expected"] for q in queries]
+    languages = [detect_language(q["query"]) for q in queries]
+    hub = HubnessConfig(k=args.k, beta=args.beta)
+    for variant in args.variants:
+        library, info = open_home(devset, variant, args.model)
+        try:
+            library.live.ensure_hubness(library.encoder)
+            ids, vectors, paths = stored_passages(library)
+            q = query_vectors(library, devset, queries)
+            reference = (library.live.hubness.reference, library.live.hubness.reference_languages)
+            result[variant] = {"passages": int(len(ids)), "documents": len(set(paths)), **info}
+
+            def score(k: int, beta: float) -> dict:
+                return offline(q, languages, vectors, paths, expected, reference, k, beta)
+
+            result["readings"][f"{variant}, cosine"] = score(hub.k, 0.0)
+            result["readings"][f"{variant}, hubness k={hub.k} beta={hub.beta}"] = score(hub.k, hub.beta)
+            if args.sweep and variant == "filtered":
+                for k in SWEEP_K:
+                    for beta in SWEEP_BETA:
+                        result["sweep"][f"k={k} beta={beta}"] = score(k, beta)
+            if variant == "filtered":
+                live_config = library.live.hubness.config
+                hub = f"hubness k={live_config.k} beta={live_config.beta}"
+                for mode in args.modes:
+                    result["library"][f"{mode} ({hub})" if mode != "keyword" else mode] = (
+                        through_library(library, queries, mode))
+                with hubness_off(library):
+                    for mode in [m for m in args.modes if m != "keyword"]:
+                        result["library"][f"{mode} (plain cosine)"] = through_library(library, queries, mode)
+                if args.floor:
+                    result["floor"] = floor_reading(library, queries)
+                for weight in args.weights:
+                    config = SearchConfig(keyword_weight=weight)
+                    result["weights"][str(weight)] = through_library(library, queries, "fused", config)
+                for options in args.configs:
+                    config = SearchConfig(**json.loads(options))
+                    result["weights"][options] = through_library(library, queries, "fused", config)
+        finally:
+            library.close()
+    return result
+
+
+def print_report(results: list[dict]) -> None:
+    for r in results:
+        sizes = ", ".join(f"{r[v]['passages']} {v}" for v in VARIANTS if v in r)
+        some = next(r[v] for v in VARIANTS if v in r)
+        print(f"\n### {r['devset']}  ({some['documents']} documents; passages: {sizes})")
+        print("| reading | top-1 | MRR@10 |\n|---|---|---|")
+        for name, m in {**r["readings"], **{f"Library.search, {k}": v for k, v in r["library"].items()}}.items():
+            print(f"| {name} | {m['top1']:.3f} | {m['mrr10']:.3f} |")
+        if r["sweep"]:
+            print("\nsweep (filtered): top-1 / MRR@10")
+            print("| k \\ beta | " + " | ".join(str(b) for b in SWEEP_BETA) + " |")
+            print("|---" * (len(SWEEP_BETA) + 1) + "|")
+            for k in SWEEP_K:
+                cells = [r["sweep"][f"k={k} beta={b}"] for b in SWEEP_BETA]
+                print(f"| {k} | " + " | ".join(f"{c['top1']:.3f} / {c['mrr10']:.3f}" for c in cells) + " |")
+        if r.get("floor"):
+            print("\nrelevance floor (fused): " + json.dumps(r["floor"]))
+        if r["weights"]:
+            print("\nfused, keyword_weight or SearchConfig fields: top-1 / MRR@10")
+            print("| " + " | ".join(r["weights"]) + " |\n" + "|---" * len(r["weights"]) + "|")
+            print("| " + " | ".join(f"{m['top1']:.3f} / {m['mrr10']:.3f}" for m in r["weights"].values()) + " |")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--devsets", nargs="+", default=["mixed", "invoices", "stsb"])
+    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument("--k", type=int, default=HubnessConfig().k)
+    parser.add_argument("--beta", type=float, default=HubnessConfig().beta)
+    parser.add_argument("--sweep", action="store_true", help="also score the k x beta grid (offline)")
+    parser.add_argument("--modes", nargs="+", default=["dense", "keyword", "fused"])
+    parser.add_argument("--variants", nargs="+", default=["filtered"], choices=list(VARIANTS),
+                        help="filtered: the junk filter on (the default); plain: off")
+    parser.add_argument("--configs", nargs="*", default=[],
+                        help='also run fused with these SearchConfig fields, e.g. \'{"keyword_knee": 0.2}\'')
+    parser.add_argument("--floor", action="store_true",
+                        help="also report the relevance floor on real and nonsense queries")
+    parser.add_argument("--weights", nargs="*", type=float, default=[],
+                        help="also run fused with these SearchConfig.keyword_weight values")
+    args = parser.parse_args(argv)
+    results = [run_devset(name, args) for name in args.devsets]
+    print_report(results)
+    (OUT / "bench_search.json").write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

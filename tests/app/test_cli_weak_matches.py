@@ -1,0 +1,102 @@
+"""`babelfind search` prints the weaker matches under their own heading after the strong
+ones, says how each result matched, and counts the two apart (model-free encoder)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+from helpers import WordEncoder
+
+from app.cli import library_commands
+from engine.config import data_paths
+from engine.events import DocumentHit, PassageHit, SearchResults
+from engine.library import Library
+
+DOCS = {
+    "bees.txt": "Honey bees collect nectar from flowers and make honey in the hive. "
+                "Beekeepers harvest honey in late summer.",
+    "wasps.txt": "Wasps build paper nests and hunt other insects. They rarely make honey.",
+    "trains.txt": "The night train crosses the steppe towards Vladivostok.",
+}
+DOCS |= {f"notes_{i}.txt": f"Meeting {i}: the budget for the new office chairs was approved." for i in range(6)}
+
+
+@pytest.fixture
+def cli_library(babelfind_home, tmp_path, monkeypatch):
+    """`babelfind search` over a library on the hashed-words encoder."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    *_, finished = library.index_paths([docs])
+    assert not finished.summary.skipped
+    library.close()
+    monkeypatch.setattr(library_commands, "open_library",
+                        lambda args: Library.open(data_paths(babelfind_home), encoder=WordEncoder()))
+
+
+def search(capsys, query: str, **options) -> str:
+    args = argparse.Namespace(query=query, k=10, lang=None, path=None, file_types=None, mode="fused",
+                              json=False, db=None)
+    for name, value in options.items():
+        setattr(args, name, value)
+    assert library_commands.run_search(args) == 0
+    return capsys.readouterr().out
+
+
+def test_weaker_matches_come_under_their_heading(cli_library, capsys):
+    lines = search(capsys, "honey bees nectar").splitlines()
+    heading = lines.index("Weaker matches")
+    strong, weak = lines[:heading], lines[heading + 1 :]
+    assert "bees.txt" in strong[0] and "(keywords+meaning)" in strong[0]
+    assert any("wasps.txt" in line and "(keywords)" in line for line in weak)
+    assert not any("wasps.txt" in line for line in strong)
+    assert lines[-1].startswith("1 matching documents; ") and lines[-1].endswith("weaker matches")
+
+
+def test_json_marks_the_weaker_matches(cli_library, capsys):
+    hits = json.loads(search(capsys, "honey bees nectar", json=True))
+    assert [h["weak"] for h in hits] == sorted(h["weak"] for h in hits) and hits[0]["weak"] is False
+    assert any(h["weak"] for h in hits) and {h["matched_by"] for h in hits} <= {"keywords", "meaning", "both"}
+
+
+def test_only_strong_matches_print_no_heading(cli_library, capsys):
+    out = search(capsys, "Vladivostok steppe")
+    assert "Weaker matches" not in out and "trains.txt" in out.splitlines()[0]
+
+
+def hit(path: str, weak: bool) -> DocumentHit:
+    passage = PassageHit(1, 0.5, "text", 0, 4, None, "en", "text")
+    return DocumentHit(path, 0.5, "en", "txt", (passage,), weak=weak)
+
+
+@pytest.mark.parametrize("hits, total, weak_total, complete, expected", [
+    ((False, False), 2, 0, True, "2 matching documents"),
+    ((False,), 5, 0, True, "5 matching documents, 1 shown"),
+    ((False, True), 1, 1, True, "1 matching documents; 1 weaker matches"),
+    ((False, True), 1, 9, True, "1 matching documents; 9 weaker matches, 1 shown"),
+    ((True, True), 0, 2, False, "at least 0 matching documents; 2 weaker matches"),
+])
+def test_count_line(hits, total, weak_total, complete, expected):
+    results = SearchResults(tuple(hit(f"/d/{i}.txt", w) for i, w in enumerate(hits)), total, {},
+                            complete=complete, weak_total=weak_total)
+    assert library_commands.count_line(results) == expected
+
+
+def test_nothing_strong_says_so_before_the_weaker_matches(capsys, monkeypatch):
+    results = SearchResults((hit("/d/a.txt", True),), 0, {}, weak_total=1)
+
+    class Stub:
+        def search_results(self, *args, **kwargs):
+            return results
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(library_commands, "library_exists", lambda args: True)
+    monkeypatch.setattr(library_commands, "open_library", lambda args: Stub())
+    lines = search(capsys, "qwzx vlorp bnarf").splitlines()
+    assert lines[0] == "No strong matches. Weaker matches" and "/d/a.txt" in lines[1]
