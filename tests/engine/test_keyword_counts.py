@@ -87,3 +87,15 @@ def test_a_long_session_of_distinct_words_stays_bounded(opened, monkeypatch):
     for i in range(20):
         assert index.search(KeywordQuery.of([f"word{i}"]), 10)[0].tolist() == [i + 1]
     assert len(index._frequencies_cache) <= 6
+
+
+def test_holds_any_follows_writes_by_another_connection(opened):
+    index = opened()
+    index.add(rows(1, ["zebra stripes", "lion pride"]))
+    assert index.holds_any(KeywordQuery.of(["qwzx", "zebra"]))
+    assert not index.holds_any(KeywordQuery.of(["qwzx", "vlorp"]))
+    assert not index.holds_any(KeywordQuery.of([]))
+    other = fresh(index)
+    other.add(rows(10, ["qwzx is a word now"]))
+    assert index.holds_any(KeywordQuery.of(["qwzx", "vlorp"]))
+    other.close()
