@@ -59,6 +59,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self.last_error: BabelfindError | Exception | None = None
         self._warm_up: QtWorker | None = None  # loads a deferred encoder after the first show
         self._search_waiting = False
+        self._shut_down = False  # the library may be closed: queued timers and signals search nothing
         self._syntax_error: str | None = None  # of the last search, for the no-results page
         self.setWindowTitle("Babelfind")
         self.setWindowIcon(app_icon())
@@ -170,6 +171,8 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
 
     def run_search(self) -> None:
         """One engine search for the current query and folder / file type filters."""
+        if self._shut_down:
+            return
         bar = self.search_bar
         query = bar.query()
         if query and not self.model_ready():
@@ -222,11 +225,9 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self._warm_up.start()
 
     def _load_model(self, encoder: DeferredEncoder) -> None:
-        """In the warm-up thread: the model, then the index's hubness penalties when a
-        library from before them has none yet (the first search would measure them)."""
+        """In the warm-up thread: the model, then what the first search would pay for."""
         encoder.load()
-        if len(self.library.live):
-            self.library.live.ensure_hubness(encoder)
+        self.library.warm_up(encoder)
 
     def model_ready(self) -> bool:
         """True once no warm-up is running (searches would wait for it)."""
@@ -414,10 +415,12 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
 
     def shutdown(self) -> None:
         """Stops indexing (keeping what is done) and folder watching."""
+        # The warm-up's queued `finished` and a pending debounce of the search field still
+        # arrive after the caller closed the library: from here on they search nothing.
+        self._shut_down = True
+        self.search_bar.debounce.stop()
         if self._warm_up is not None:
             self._warm_up.wait()  # a model load cannot be interrupted; it takes a second
-            # its queued `finished` still arrives after the library is closed: search nothing then
-            self._search_waiting = False
         shutdown_tools(self)
         self.jobs.shutdown()
         self.watch.stop()

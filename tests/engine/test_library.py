@@ -211,3 +211,14 @@ def test_vectors_in_faiss_equal_the_stored_ones(library, tmp_path):
     ids, vectors = next(library.store.iter_vectors(generation.id, generation.dim))
     scores, found = library.live.search(vectors[:1], 1)
     assert found[0, 0] == ids[0] and np.isclose(scores[0, 0], 1.0, atol=1e-5)
+
+
+def test_warm_up_reads_the_catalog_the_first_search_uses(library, encoder, tmp_path, monkeypatch):
+    from engine.store import catalog
+
+    finish(library.index_paths([write_corpus(tmp_path / "docs")]))
+    library.warm_up(encoder)
+    built = []
+    monkeypatch.setattr(catalog, "_build", lambda *args: built.append(args))
+    assert Path(library.search("honey bees nectar")[0].path).name == "bees.txt"
+    assert built == []  # the search found the warm-up's catalog up to date

@@ -137,3 +137,17 @@ def test_the_warm_up_measures_hubness_penalties_a_library_lacks(qtbot, babelfind
         win.shutdown()
     finally:
         library.close()
+
+
+def test_after_shutdown_a_pending_debounce_searches_nothing(qtbot, babelfind_home, tmp_path):
+    (tmp_path / "bees.txt").write_text("Bees make honey in the hive.", encoding="utf-8")
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    list(library.index_paths([tmp_path / "bees.txt"]))
+    win = _window(qtbot, library)
+    win.show()
+    win.search_bar.field.setText("honey")  # starts the debounce
+    win.shutdown()
+    library.close()
+    win.search_bar.search_requested.emit()  # what the debounce would have sent
+    qtbot.wait(50)  # any queued signal arrives now; a search would hit the closed index
+    assert win.last_error is None
