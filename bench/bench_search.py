@@ -56,8 +56,10 @@ SWEEP_BETA = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 
 
 def models_folder() -> Path:
-    """Installed models: BABELFIND_TEST_MODELS, else the shared ready copy."""
-    folder = Path(os.environ.get("BABELFIND_TEST_MODELS", "/work/models-cache/models"))
+    """Installed models: BABELFIND_TEST_MODELS, else the user's (`babelfind models list`)."""
+    from engine.config import data_paths
+
+    folder = Path(os.environ.get("BABELFIND_TEST_MODELS") or data_paths().models)
     if not (folder / DEFAULT_MODEL).is_dir():
         raise SystemExit(f"no {DEFAULT_MODEL} under {folder}; set BABELFIND_TEST_MODELS")
     return folder
@@ -207,8 +209,8 @@ def query_vectors(library: Library, devset: str, queries: list[dict]) -> np.ndar
         data = np.load(cache, allow_pickle=False)
         if list(data["texts"]) == texts:
             return data["vectors"]
-    # One query per call, as Library.search encodes them: the int8 model quantises its
-    # activations per batch, so a batched query vector differs from the one a user gets.
+    # One query per call, as Library.search encodes them: padding in a batch (and an int8
+    # variant's per-batch activation scales) would give a vector a user never gets.
     vectors = np.vstack([library.encoder.encode([text], kind="query") for text in texts])
     np.savez(cache, vectors=vectors, texts=np.array(texts))
     return vectors
