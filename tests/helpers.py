@@ -2,16 +2,21 @@
 
 `WordEncoder` is a real, deterministic encoder (hashed bag of words) that needs no
 model files: good for testing indexing logic, and it counts what it encodes.
+`postgres_database()` gives a test a PostgreSQL database of its own.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import uuid
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -62,3 +67,31 @@ def assert_database_matches_vector_file(home: Path) -> int:
         return library.status().documents
     finally:
         library.close()
+
+
+PG_URL = os.environ.get("BABELFIND_TEST_PG_URL")
+
+
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """The URL of a new, empty database on the server BABELFIND_TEST_PG_URL names, dropped after.
+
+        with postgres_database() as url:
+            store = Store.open(url)
+
+    Skips the test when the variable is not set (.ci/run starts a server and sets it).
+    """
+    from sqlalchemy import create_engine, text
+
+    if not PG_URL:
+        pytest.skip("BABELFIND_TEST_PG_URL is not set (.ci/run starts a PostgreSQL server)")
+    name = f"babelfind_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield PG_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as c:
+            c.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()

@@ -14,12 +14,12 @@ import os
 import subprocess
 import sys
 import textwrap
-import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
-from sqlalchemy import create_engine, select, text
+from helpers import postgres_database
+from sqlalchemy import select
 
 from engine.store import DocumentWrite, NewPassage, Store
 from engine.store.catalog import passage_catalog
@@ -44,16 +44,8 @@ def db_url(request, tmp_path):
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'store.db'}"
         return
-    if not PG_URL:
-        pytest.skip("BABELFIND_TEST_PG_URL is not set (.ci/run starts a PostgreSQL server)")
-    name = f"babelfind_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}"'))
-    yield PG_URL.rsplit("/", 1)[0] + "/" + name
-    with admin.connect() as c:
-        c.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with postgres_database() as url:
+        yield url
 
 
 def document(path: str, language: str | None, file_type: str, mtime: float, passage_languages) -> DocumentWrite:

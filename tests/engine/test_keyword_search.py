@@ -7,13 +7,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-import uuid
 from pathlib import Path
 
 import pytest
-from helpers import WordEncoder
+from helpers import WordEncoder, postgres_database
 from search_corpora import write_invoices
-from sqlalchemy import create_engine, select, text
+from sqlalchemy import select
 
 from engine.config import data_paths
 from engine.errors import InputError, UnknownFilterError
@@ -28,16 +27,8 @@ def db_url(request, babelfind_home):
     if request.param == "sqlite":
         yield data_paths(babelfind_home).db_url
         return
-    if not PG_URL:
-        pytest.skip("BABELFIND_TEST_PG_URL is not set (.ci/run starts a PostgreSQL server)")
-    name = f"babelfind_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}"'))
-    yield PG_URL.rsplit("/", 1)[0] + "/" + name
-    with admin.connect() as c:
-        c.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with postgres_database() as url:
+        yield url
 
 
 @pytest.fixture

@@ -2,32 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import uuid
 
 import numpy as np
 import pytest
-from sqlalchemy import create_engine, inspect, text
+from helpers import postgres_database
+from sqlalchemy import inspect
 
 from engine.errors import StoreError
 from engine.store import DocumentWrite, FailureWrite, NewPassage, Store
 
-PG_URL = os.environ.get("BABELFIND_TEST_PG_URL")
-
-
 @pytest.fixture
 def postgres_url():
-    if not PG_URL:
-        pytest.skip("BABELFIND_TEST_PG_URL is not set (.ci/run starts a PostgreSQL server)")
-    name = f"babelfind_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}"'))
-    url = PG_URL.rsplit("/", 1)[0] + "/" + name
-    yield url
-    with admin.connect() as c:
-        c.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
