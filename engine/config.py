@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.atomic import atomic_file
+
 APP_NAME = "babelfind"
 HOME_ENV = "BABELFIND_HOME"
 
@@ -74,9 +76,8 @@ def load_settings(paths: DataPaths) -> dict:
 def save_settings(paths: DataPaths, **changes) -> dict:
     """Merges `changes` into settings.json atomically and returns the result."""
     settings = load_settings(paths) | changes
-    tmp = paths.settings_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps(settings, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, paths.settings_file)
+    with atomic_file(paths.settings_file, "w", encoding="utf-8") as f:
+        f.write(json.dumps(settings, indent=2, sort_keys=True))
     return settings
 
 

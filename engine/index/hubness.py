@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import threading
 import zipfile
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from typing import Protocol
 
 import numpy as np
 
+from engine.atomic import atomic_file
 from engine.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -300,14 +300,9 @@ class HubnessPenalties:
                 "dim": self.dim, "count": len(ids), "languages": self.reference_languages,
                 "reference": reference_digest(self.reference, self.reference_languages),
                 "texts": texts_digest()}
-        path = Path(path)
-        partial = path.with_name(path.name + ".partial")
-        with open(partial, "wb") as f:
+        with atomic_file(Path(path)) as f:  # the window and the CLI may save it at once
             np.savez(f, ids=ids, values=values, reference=self.reference,
                      meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(partial, path)
 
     @classmethod
     def load(cls, path: Path, *, expected_generation: int, dim: int,

@@ -5,9 +5,9 @@
 Layout: [FAISS index bytes][JSON trailer][trailer length u32][trailer CRC32 u32][MAGIC]
 (little endian). The trailer comes last because the payload's length and CRC32 are only
 known once it is written, and a magic tail makes truncation obvious. Writes go to a temp
-file in the same directory, are fsynced, then `os.replace`d over the old file, so a crash
-at any moment leaves either the old or the new complete file (plus at worst a stray temp
-file, removed by the next save).
+file of their own in the same directory, are fsynced, then `os.replace`d over the old file
+(engine.atomic), so a crash at any moment leaves either the old or the new complete file
+(plus at worst a stray temp file, removed by a later save once it is stale).
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import json
 import logging
 import os
 import struct
-import tempfile
 import zlib
 from pathlib import Path
+
+from engine.atomic import atomic_file
 
 log = logging.getLogger(__name__)
 
@@ -33,34 +34,22 @@ def write_index_file(path: Path, faiss_index, *, generation: int, meta: dict) ->
     """Atomically replaces `path` with `faiss_index` plus a trailer holding `meta`."""
     import faiss
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_temps(path)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            crc, size = 0, 0
+    crc, size = 0, 0
+    with atomic_file(path) as f:
 
-            def write(chunk: bytes) -> int:
-                nonlocal crc, size
-                f.write(chunk)
-                crc, size = zlib.crc32(chunk, crc), size + len(chunk)
-                return len(chunk)
+        def write(chunk: bytes) -> int:
+            nonlocal crc, size
+            f.write(chunk)
+            crc, size = zlib.crc32(chunk, crc), size + len(chunk)
+            return len(chunk)
 
-            # Streams the index straight to disk: no second in-memory copy of a 1.5 GB index.
-            faiss.write_index(faiss_index, faiss.PyCallbackIOWriter(write))
-            trailer = dict(meta, format=FORMAT_VERSION, generation=int(generation),
-                           dim=int(faiss_index.d), count=int(faiss_index.ntotal),
-                           payload_bytes=size, payload_crc32=crc)
-            encoded = json.dumps(trailer, sort_keys=True).encode()
-            f.write(encoded + _TAIL.pack(len(encoded), zlib.crc32(encoded), MAGIC))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_directory(path.parent)
+        # Streams the index straight to disk: no second in-memory copy of a 1.5 GB index.
+        faiss.write_index(faiss_index, faiss.PyCallbackIOWriter(write))
+        trailer = dict(meta, format=FORMAT_VERSION, generation=int(generation),
+                       dim=int(faiss_index.d), count=int(faiss_index.ntotal),
+                       payload_bytes=size, payload_crc32=crc)
+        encoded = json.dumps(trailer, sort_keys=True).encode()
+        f.write(encoded + _TAIL.pack(len(encoded), zlib.crc32(encoded), MAGIC))
 
 
 def read_index_file(path: Path, *, expected_generation: int, dim: int):
@@ -181,20 +170,3 @@ def _index_problem(index, trailer: dict) -> str | None:
     if index.d != trailer["dim"] or index.ntotal != trailer["count"]:
         return "index dimension or count differs from its trailer"
     return None
-
-
-def _remove_stale_temps(path: Path) -> None:
-    """Deletes temp files a crashed earlier save left beside `path`."""
-    for stale in path.parent.glob(f".{path.name}.*.tmp"):
-        stale.unlink(missing_ok=True)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Makes the rename itself durable; directories cannot be opened on Windows."""
-    if os.name != "posix":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import faiss
@@ -320,12 +321,16 @@ def test_crash_mid_write_keeps_old_file_and_stale_temp_is_harmless(tmp_path, mon
     with pytest.raises(RuntimeError):
         new.save(path, generation=2)
     monkeypatch.undo()
-    # A hard kill would leave the temp file behind: fake one, garbage inside.
-    (tmp_path / ".vectors.faiss.abc123.tmp").write_bytes(b"garbage")
+    # A hard kill would leave the temp file behind: fake one, garbage inside, last written
+    # an hour ago; and one another process is writing right now, which must be left alone.
+    dead = tmp_path / ".vectors.faiss.abc123.tmp"
+    dead.write_bytes(b"garbage")
+    os.utime(dead, (time.time() - 3600, time.time() - 3600))
+    (tmp_path / ".vectors.faiss.live42.tmp").write_bytes(b"being written")
     assert len(VectorIndex.load(path, expected_generation=1, dim=DIM)) == 500
     new.save(path, generation=2)
     assert len(VectorIndex.load(path, expected_generation=2, dim=DIM)) == 10
-    assert [p.name for p in tmp_path.iterdir()] == ["vectors.faiss"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".vectors.faiss.live42.tmp", "vectors.faiss"]
 
 
 # ---- bad input, GPU choice, threads ----------------------------------------------------
