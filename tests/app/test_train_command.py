@@ -62,6 +62,22 @@ def test_simcse_without_sts_data(tmp_path, inputs, capsys):
     assert json.loads(capsys.readouterr().out)["training"]["config"]["lam"] is None
 
 
+def test_without_sts_data_held_out_sentences_score_the_run(tmp_path, capsys):
+    model, corpus = tiny_training_inputs(tmp_path / "big", sentences=240)
+    code = main(["train", "--corpus", str(corpus), "--base", str(model), "--out", "tiny-held",
+                 "--no-sts", *TINY_ARGS])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "base model: held-out sentence separation" in captured.err
+    line = re.search(r"held-out sentences \(24\): separation ([\d.]+)% before -> ([\d.]+)% after; "
+                     r"(\d+)% of their nearest neighbours kept", captured.out)
+    assert line, captured.out
+    assert main(["models", "info", "tiny-held", "--json"]) == 0
+    training = json.loads(capsys.readouterr().out)["training"]
+    assert training["metric"] == "held-out sentence separation"
+    assert training["held_out_sentences"]["best"]["separation"] == pytest.approx(float(line[2]), abs=0.05)
+
+
 def test_too_few_sentences_is_one_clear_line(tmp_path, inputs, capsys):
     model, _ = inputs
     few = tmp_path / "few.txt"
