@@ -33,7 +33,8 @@ import torch
 from engine.config import DataPaths, data_paths
 from engine.errors import BabelfindError, InputError
 from trainer import checkpoint as ckpt
-from trainer.config import TrainConfig
+# what scores a run lives in trainer.config, which front ends import without torch
+from trainer.config import PAIR_METRIC, SENTENCE_METRIC, STS_METRIC, TrainConfig
 from trainer.corpus import Corpus, CorpusFilter, CorpusSource, CorpusStats, load_corpus
 from trainer.distributed import barrier, gather_with_grad, world
 from trainer.model import SentenceModel, resolve_base_model, torch_encode
@@ -42,9 +43,6 @@ from trainer.pairs import PairFilter, PairSet, PairStats, load_pairs
 log = logging.getLogger(__name__)
 
 EVAL_MAX_LEN = 256  # STS sentences at evaluation are not cut to the training length
-STS_METRIC = "STS-B dev Spearman"
-PAIR_METRIC = "held-out translation retrieval"
-SENTENCE_METRIC = "held-out sentence separation"  # trainer.sentence_eval, no STS data or pairs
 # Held-out corpus sentences: same-language distractors for the bias measure.
 HELD_OUT_SENTENCES = 1000
 HELD_OUT_FILE = "held_out.json"  # the base model's and the best checkpoint's pair scores

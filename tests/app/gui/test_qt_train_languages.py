@@ -105,7 +105,7 @@ def test_pairs_from_the_library_train_the_active_model_and_it_can_be_undone(qtbo
     # the base model, then every 2 steps and the last (24 pairs after the 20 held out: 3 steps)
     assert [x for x, _ in run.dev_plot.points()] == [0, 2, 3] and wizard.finished.steps == 3
     assert run.dev_plot.title == "Held-out translations found first (%)"
-    assert str(wizard.finished.run_dir) in run.run_folder.text()
+    assert str(wizard.finished.run_dir) in run.run_folder.label.text()
 
     next_page(qtbot, wizard)
     results = wizard.results_page
