@@ -2,19 +2,25 @@
 
     OMP_NUM_THREADS=2 python bench/bench_pair_training.py --steps 150 --tatoeba-limit 1000
 
-multilingual-e5-small is trained on PUD pairs (ten languages -> English; Tatoeba never
-in training) twice with the same pairs, steps and seed: MixCSE (lambda 0.2, mixed
-negatives from the translations) and plain in-batch contrastive (lambda none). The base
-model and both results are then scored on:
+multilingual-e5-small is trained on PUD pairs (ten languages -> English, 900 meanings in
+each; 100 meanings held out; Tatoeba never in training) twice with the same pairs, steps
+and seed: MixCSE (lambda 0.2, mixed negatives from the translations) and plain in-batch
+contrastive (lambda none). The base model and both results (their last checkpoints) are
+then scored on:
 
-* Tatoeba error for the PUD languages and for every other Tatoeba language (unseen in
-  training), the first `--tatoeba-limit` pairs of each;
-* STS-B test (English) and STS 2017 cross-lingual tracks (ar-en, es-en a/b);
+* Tatoeba error for the PUD languages (first `--tatoeba-limit` pairs each) and for the
+  other Tatoeba languages, unseen in training (`--unseen-languages` of them, evenly spread,
+  first `--unseen-limit` pairs each);
+* STS-B test (English) and STS 2017 cross-lingual tracks (ar-en, es-en a/b), the first
+  `--sts-limit` pairs of each;
 * the same-language bias of bench_language_bias: English queries, their translations
   among as many unrelated English sentences, top-1 with the distractors (10 languages).
 
-Trained checkpoints stay in bench/out/pair-training/ (re-used when present); the table
-goes to stdout and the numbers to bench/out/pair-training/results.json.
+The defaults score everything in full; on a shared CPU the limits make a run fit (see
+docs/benchmarks.md for the command used). Trained checkpoints stay in
+bench/out/pair-training/ (one folder per setting, resumed or re-used when present), each
+model's scores in scores-NAME.json there; the table goes to stdout and the numbers to
+bench/out/pair-training/results.json.
 """
 
 from __future__ import annotations
@@ -110,7 +116,8 @@ def trained(name: str, lam, args) -> tuple[Path, dict]:
     from trainer.config import TrainConfig
     from trainer.train import TrainEval, TrainFinished, TrainStep, train
 
-    run_dir = args.out / name
+    # one folder per setting, so a rerun with other settings neither reuses nor resumes it
+    run_dir = args.out / f"{name}-steps{args.steps}-batch{args.batch_size}-len{args.max_len}-lr{args.lr:g}"
     last = ckpt.latest_checkpoint(run_dir)
     held_file = run_dir / "bench_held_out.json"
     if last is not None and held_file.is_file() and last.name == f"step-{args.steps:08d}":
@@ -138,13 +145,26 @@ def trained(name: str, lam, args) -> tuple[Path, dict]:
     return ckpt.latest_checkpoint(run_dir) / "model", held
 
 
-def tatoeba(encoder, limit: int, unseen_limit: int) -> dict:
+def tatoeba_languages(unseen: int | None) -> list[str]:
+    """The PUD languages, and `unseen` other languages spread evenly over the sorted rest
+    (None: all of them)."""
+    from engine.eval_tatoeba import available_languages
+
+    every = sorted(available_languages(TATOEBA))
+    seen = [lang for lang in every if lang in set(PUD_TATOEBA.values())]
+    rest = [lang for lang in every if lang not in seen]
+    if unseen is not None and unseen < len(rest):
+        rest = [rest[int(i * len(rest) / unseen)] for i in range(unseen)]
+    return seen + rest
+
+
+def tatoeba(encoder, limit: int, unseen_limit: int, unseen: int | None) -> dict:
     """Mean error (to and from English, percent) over the PUD languages (their first
-    `limit` pairs) and over every other language (their first `unseen_limit`)."""
-    from engine.eval_tatoeba import available_languages, load_pair, nearest_neighbour_error
+    `limit` pairs) and over the other languages (their first `unseen_limit`)."""
+    from engine.eval_tatoeba import load_pair, nearest_neighbour_error
 
     seen, errors = set(PUD_TATOEBA.values()), {}
-    for lang in available_languages(TATOEBA):
+    for lang in tatoeba_languages(unseen):
         n = limit if lang in seen else unseen_limit
         other, english = (side[:n] for side in load_pair(TATOEBA, lang))
         to_eng, from_eng = nearest_neighbour_error(encoder.encode(other), encoder.encode(english))
@@ -154,14 +174,20 @@ def tatoeba(encoder, limit: int, unseen_limit: int) -> dict:
             "per_language": errors}
 
 
-def sts(encoder) -> dict:
+def sts(encoder, limit: int | None) -> dict:
+    """Spearman x 100 on STS-B test and the STS 2017 cross-lingual tracks (their first
+    `limit` pairs each; None: all)."""
+    from dataclasses import replace
+
     from trainer.evaluate import cosine_scores, load_stsb, spearman, sts_dir_of
 
     encode = encoder.encode
     stsb = load_stsb(sts_dir_of(DATA / "sts"), "test")
+    if limit is not None:
+        stsb = replace(stsb, left=stsb.left[:limit], right=stsb.right[:limit], gold=stsb.gold[:limit])
     scores = {"sts-b": 100 * spearman(cosine_scores(encode, stsb), stsb.gold)}
     for name, track in CROSS_TRACKS.items():
-        left, right, gold = _sts2017(track)
+        left, right, gold = (side[:limit] for side in _sts2017(track))
         a, b = encode(left), encode(right)
         a /= np.linalg.norm(a, axis=1, keepdims=True)
         b /= np.linalg.norm(b, axis=1, keepdims=True)
@@ -189,17 +215,20 @@ def bias(encoder, n: int) -> float:
 def score(name: str, folder: Path, args) -> dict:
     """The scores of one model, kept in OUT/scores-NAME.json for a rerun with the same
     settings (an interrupted benchmark does not score twice)."""
-    settings = {"tatoeba_limit": args.tatoeba_limit, "unseen_limit": args.unseen_limit,
-                "bias_sentences": args.bias_sentences, "steps": args.steps, "model": str(folder)}
+    settings = {k: getattr(args, k) for k in ("tatoeba_limit", "unseen_limit", "unseen_languages",
+                                              "sts_limit", "bias_sentences")}
+    settings["model"] = str(folder)
+    if name != "base":  # the base's scores do not depend on the training settings
+        settings |= {k: getattr(args, k) for k in ("steps", "batch_size", "max_len", "lr")}
     cache = args.out / f"scores-{name}.json"
     if cache.is_file():
         saved = json.loads(cache.read_text())
         if saved.get("settings") == settings:
             return saved["result"]
     started, encoder = time.monotonic(), TorchEncoder(folder, name)
-    result = {"tatoeba": tatoeba(encoder, args.tatoeba_limit, args.unseen_limit)}
+    result = {"tatoeba": tatoeba(encoder, args.tatoeba_limit, args.unseen_limit, args.unseen_languages)}
     print(f"  {name}: Tatoeba in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-    result |= {"sts": sts(encoder), "bias_top1": bias(encoder, args.bias_sentences)}
+    result |= {"sts": sts(encoder, args.sts_limit), "bias_top1": bias(encoder, args.bias_sentences)}
     print(f"  scored {name} in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"settings": settings, "result": result}, indent=2))
@@ -217,6 +246,10 @@ def main(argv=None) -> int:
                         help="Tatoeba pairs per PUD language (the languages trained on)")
     parser.add_argument("--unseen-limit", type=int, default=None,
                         help="Tatoeba pairs per other language (default: --tatoeba-limit)")
+    parser.add_argument("--unseen-languages", type=int, default=None,
+                        help="score this many of the other Tatoeba languages, evenly spread (default: all)")
+    parser.add_argument("--sts-limit", type=int, default=None,
+                        help="first N pairs of STS-B test and of each STS 2017 track (default: all)")
     parser.add_argument("--bias-sentences", type=int, default=300)
     parser.add_argument("--out", type=Path, default=OUT, help="checkpoints and results.json")
     args = parser.parse_args(argv)
