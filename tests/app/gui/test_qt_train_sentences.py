@@ -25,7 +25,7 @@ def library(babelfind_home, tmp_path):
     paths = data_paths(babelfind_home)
     model, _ = tiny_training_inputs(tmp_path)
     register_tiny_model(paths, "tiny-base", training={"transformers_dir": str(model)})
-    register_tiny_model(paths, "tiny-other", seed=1)
+    register_tiny_model(paths, "a-tiny-other", seed=1)  # listed first: the default is a choice
     save_settings(paths, active_model="tiny-base")
     lib = Library.open(paths, encoder=WordEncoder())
     yield lib
@@ -50,7 +50,8 @@ def test_without_sts_data_held_out_sentences_score_the_active_model(qtbot, libra
     qtbot.mouseClick(wizard.corpus_page.count_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: wizard.corpus is not None, timeout=60_000)
     next_page(qtbot, wizard)
-    assert wizard.base_page.base() == "tiny-base"  # the active model, not all-MiniLM
+    assert wizard.base_page.choice.itemData(0) == "a-tiny-other"
+    assert wizard.base_page.base() == "tiny-base"  # the active model, not the first listed
     next_page(qtbot, wizard)
     hyper = wizard.hyper_page
     hyper.lr.setValue(1e-3)
