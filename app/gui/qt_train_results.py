@@ -9,7 +9,6 @@ calls `trainer.finish.finish_training` and, when asked, the window's model switc
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
 
 from PySide6.QtWidgets import (
@@ -32,7 +31,9 @@ from app.gui.qt_train_pages import hint
 from app.gui.qt_train_scores import (
     SEPARATION_HELP,
     QtRunFolder,
+    data_text,
     dev_title,
+    eta_text,
     pair_rows,
     pair_summary,
     score_rows,
@@ -45,34 +46,16 @@ from trainer.config import SENTENCE_METRIC
 log = logging.getLogger(__name__)
 
 
-def eta_text(seconds: float) -> str:
-    """'about 3 min left' style remaining time."""
-    if not math.isfinite(seconds) or seconds < 0:
-        return ""
-    if seconds < 90:
-        return f"about {seconds:.0f} s left"
-    if seconds < 90 * 60:
-        return f"about {seconds / 60:.0f} min left"
-    return f"about {seconds / 3600:.1f} h left"
-
-
-def _data_text(started) -> str:
-    """What the run learns from, for the status line."""
-    parts = []
-    if started.pairs is not None:
-        parts.append(f"{started.pairs.kept - started.pairs.held_out:,} translation pairs")
-    if started.corpus is not None:
-        parts.append(f"{started.corpus.kept:,} sentences")
-    return " and ".join(parts)
-
-
 class QtRunPage(QWizardPage):
-    """Trains with live loss and dev-STS curves; going Back or closing cancels the run."""
+    """Trains with live loss and dev curves; going Back or closing cancels the run, and a
+    cancelled run can be resumed from its last checkpoint."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setTitle("Training")
         self.worker = None
+        self.run_config = None  # the TrainConfig of the run on this page
+        self._cancelled = False
         self.status = hint("")
         self.progress = QProgressBar()
         self.eta = QLabel("")
@@ -81,12 +64,17 @@ class QtRunPage(QWizardPage):
         self.cancel_button = QPushButton("Cancel training")
         self.run_folder = QtRunFolder()
         self.cancel_button.clicked.connect(self.cancel)
+        self.resume_button = QPushButton("Resume training")
+        self.resume_button.setToolTip("Continue from the last checkpoint in the run folder")
+        self.resume_button.clicked.connect(self.resume)
+        self.resume_button.hide()
         self.metric_help = hint("")
         self.messages = hint("")
         row = QHBoxLayout()
         row.addWidget(self.progress, 1)
         row.addWidget(self.eta)
         row.addWidget(self.cancel_button)
+        row.addWidget(self.resume_button)
         plots = QGridLayout()
         plots.addWidget(self.loss_plot, 0, 0)
         plots.addWidget(self.dev_plot, 0, 1)
@@ -99,8 +87,6 @@ class QtRunPage(QWizardPage):
         layout.addWidget(self.run_folder)
 
     def initializePage(self) -> None:
-        from trainer.train import train
-
         wizard = self.wizard()
         wizard.finished, wizard.scores = None, None
         self.loss_plot.clear()
@@ -108,17 +94,34 @@ class QtRunPage(QWizardPage):
         self.messages.setText("")
         self.metric_help.setText("")
         self.run_folder.show_folder(None)
+        self.resume_button.hide()
         self.progress.setRange(0, 0)
         try:
-            config = wizard.config()
+            self.run_config = wizard.config()
         except BabelfindError as e:
             self.status.setText(str(e))
             return
-        self.status.setText(f"Preparing {config.base}...")
+        self.status.setText(f"Preparing {self.run_config.base}...")
+        self._start(resume=False)
+
+    def resume(self) -> None:
+        """Continues the cancelled run from its last checkpoint (same folder, same settings)."""
+        if self.worker is not None or self.run_config is None:
+            return
+        self.resume_button.hide()
+        self.status.setText("Resuming from the last checkpoint...")
+        self._start(resume=True)
+
+    def _start(self, *, resume: bool) -> None:
+        from trainer.train import train
+
+        wizard = self.wizard()
+        self._cancelled = False
         self.cancel_button.setEnabled(True)
-        job = train(config, corpus=wizard.corpus, paths=wizard.paths)
+        job = train(self.run_config, resume=resume, corpus=wizard.corpus, paths=wizard.paths)
         self.worker = wizard.jobs.run(job, yielded=self._on_event, returned=self._on_returned,
                                       cancelled=self._on_cancelled, errored=self._on_error, done=self._on_done)
+        self.completeChanged.emit()
 
     def cancel(self) -> None:
         if self.worker is not None:
@@ -136,6 +139,7 @@ class QtRunPage(QWizardPage):
             worker.cancel()
             worker.wait()
         self.cancel_button.setEnabled(False)
+        self.resume_button.hide()
 
     def _on_event(self, event) -> None:
         from trainer.train import TrainEval, TrainStarted, TrainStep, TrainWarning
@@ -143,13 +147,18 @@ class QtRunPage(QWizardPage):
         if isinstance(event, TrainStarted):
             c = event.config
             self.progress.setRange(0, event.total_steps)
+            self.progress.setValue(event.start_step)
+            if event.start_step:  # resumed: the steps after the checkpoint are done again
+                for plot in (self.loss_plot, self.dev_plot):
+                    _keep_points_up_to(plot, event.start_step)
             self.run_folder.show_folder(c.out_dir)
             self.dev_plot.title = dev_title(event.metric)
             self.dev_plot.update()
             self.metric_help.setText(SEPARATION_HELP if event.metric == SENTENCE_METRIC else "")
             self.status.setText(f"Training {Path(c.base).name} ({c.pooling}) on {event.device}: "
                                 f"{event.total_steps:,} steps of {c.batch_size} sentences, "
-                                f"{_data_text(event)}.")
+                                f"{data_text(event)}"
+                                + (f", resumed at step {event.start_step:,}." if event.start_step else "."))
         elif isinstance(event, TrainStep):
             self.progress.setValue(event.step)
             self.loss_plot.add_point(event.step, event.loss)
@@ -170,6 +179,7 @@ class QtRunPage(QWizardPage):
             self.eta.setText("")
 
     def _on_cancelled(self) -> None:
+        self._cancelled = True
         self.status.setText("Cancelled. The last checkpoint stays in the run folder.")
 
     def _on_error(self, error) -> None:
@@ -184,10 +194,32 @@ class QtRunPage(QWizardPage):
         self.cancel_button.setEnabled(False)
         if self.progress.maximum() == 0:
             self.progress.setRange(0, 1)
+        step = self._checkpoint_step() if self._cancelled else None
+        if step is not None:
+            self.status.setText(f"Cancelled. Resume continues from the checkpoint of step {step:,} "
+                                "in the run folder.")
+            self.resume_button.show()
         self.completeChanged.emit()
+
+    def _checkpoint_step(self) -> int | None:
+        """The step of the run's last complete checkpoint; None before the first one."""
+        from trainer.checkpoint import latest_checkpoint
+
+        try:
+            last = latest_checkpoint(Path(self.run_config.out_dir))
+        except BabelfindError:
+            return None
+        return None if last is None else int(last.name.removeprefix("step-"))
 
     def isComplete(self) -> bool:
         return self.worker is None and self.wizard().finished is not None
+
+
+def _keep_points_up_to(plot: QtCurvePlot, step: int) -> None:
+    kept = [(x, y) for x, y in plot.points() if x <= step]
+    plot.clear()
+    for x, y in kept:
+        plot.add_point(x, y)
 
 
 class QtResultsPage(QWizardPage):

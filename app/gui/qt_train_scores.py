@@ -1,4 +1,4 @@
-"""What the training wizard shows of a run's scores, and where the run lives on disk.
+"""What the training wizard shows of a run: its scores, progress texts, its folder on disk.
 
     >>> rows = sentence_rows(finished.held_out_sentences)   # [(measure, before, after)]
     >>> folder = QtRunFolder(); folder.show_folder(finished.run_dir)
@@ -10,6 +10,7 @@ computed here.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -29,6 +30,27 @@ SEPARATION_HELP = ("Told apart: how surely the model matches each of your senten
                    "trained on with a slightly perturbed copy of itself, among all of them "
                    "(higher is better). It shows the model fits your sentences; only labelled "
                    "data (STS, translations) shows whether answers got better.")
+
+
+def eta_text(seconds: float) -> str:
+    """'about 3 min left' style remaining time."""
+    if not math.isfinite(seconds) or seconds < 0:
+        return ""
+    if seconds < 90:
+        return f"about {seconds:.0f} s left"
+    if seconds < 90 * 60:
+        return f"about {seconds / 60:.0f} min left"
+    return f"about {seconds / 3600:.1f} h left"
+
+
+def data_text(started) -> str:
+    """What the run learns from, for the status line."""
+    parts = []
+    if started.pairs is not None:
+        parts.append(f"{started.pairs.kept - started.pairs.held_out:,} translation pairs")
+    if started.corpus is not None:
+        parts.append(f"{started.corpus.kept:,} sentences")
+    return " and ".join(parts)
 
 
 def dev_title(metric: str | None) -> str:
