@@ -10,7 +10,8 @@ the two views are a sentence and its translation instead: the other pairs' trans
 are the negatives and MixCSE mixes its hard negatives from them, in both directions; a
 corpus given as well adds its dropout-view loss (weight `config.mono_weight`) so that
 similarity within one language does not drift. Pairs held out of training score the
-model at every evaluation when there is no STS data (`trainer.pair_eval`). Closing the generator cancels the run at
+model at every evaluation when there is no STS data (`trainer.pair_eval`); without
+pairs either, held-out corpus sentences do (`trainer.sentence_eval`). Closing the generator cancels the run at
 the next step; the last checkpoint stays on disk and `train(config, resume=True)` continues
 from it (weights, optimiser, scheduler, RNG states, step and data order), bit-identical on
 CPU. A non-finite or impossible loss, or a non-finite gradient, stops the run with
