@@ -95,7 +95,8 @@ def _read_data(config: StudentConfig) -> _Data:
     sentences, corpus_stats, pairs, pair_stats = [], None, [], None
     if config.corpus or config.collection:
         corpus = load_corpus(CorpusSource(tuple(config.corpus), config.collection, config.one_per_line),
-                             CorpusFilter(config.min_chars, config.max_chars), config.seed,
+                             # min_words=1: Chinese or Japanese sentences have no spaces
+                             CorpusFilter(config.min_chars, config.max_chars, min_words=1), config.seed,
                              min_sentences=2)
         sentences, corpus_stats = list(corpus.sentences), corpus.stats
     if config.pairs:
