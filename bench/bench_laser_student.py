@@ -194,9 +194,10 @@ def train(args, home: Path, teacher) -> tuple[object, dict]:
                            steps=args.steps, time_limit_s=args.minutes * 60, eval_steps=100)
     started, finished, log_rows = time.monotonic(), None, []
     for event in train_student(config, paths=paths, teacher=teacher):
-        if isinstance(event, TrainStep) and event.step % 25 == 0:
-            log.info("step %d/%d loss %.4f", event.step, event.total, event.loss)
-            log_rows.append((event.step, event.loss))
+        if isinstance(event, TrainStep):
+            if event.step % 25 == 0:
+                log.info("step %d/%d loss %.4f", event.step, event.total, event.loss)
+                log_rows.append((event.step, event.loss))
         elif isinstance(event, TrainEval):
             log.info("step %d: held-out cosine %.2f", event.step, event.score)
         elif isinstance(event, StudentFinished):

@@ -38,10 +38,10 @@ from trainer import checkpoint as ckpt
 from trainer import laser_student_files as files
 from trainer.corpus import CorpusFilter, CorpusSource, CorpusStats, load_corpus
 from trainer.laser_student_config import StudentConfig
-from trainer.laser_student_data import (check_dim, length_batches, pad_batch, student_items,
-                                        teacher_vectors)
+from trainer.laser_student_data import (check_dim, length_batches, pad_batch, read_pairs,
+                                        student_items, teacher_vectors)
 from trainer.laser_student_model import new_student
-from trainer.pairs import PairFilter, PairStats, load_pairs
+from trainer.pairs import PairStats
 from trainer.train import TrainCheckpoint, TrainEval, TrainingDivergedError, TrainStep, TrainWarning
 
 log = logging.getLogger(__name__)
@@ -100,13 +100,15 @@ def _read_data(config: StudentConfig) -> _Data:
                              min_sentences=2)
         sentences, corpus_stats = list(corpus.sentences), corpus.stats
     if config.pairs:
-        pair_set = load_pairs(config.pairs, PairFilter(max_chars=config.max_chars), config.seed,
-                              holdout=0.0, min_pairs=1)
-        pairs, pair_stats = pair_set.train, pair_set.stats
-    keep = min(config.held_out, len(sentences) // 10)  # corpus is shuffled with the seed
-    held, train_sentences = sentences[:keep], sentences[keep:]
-    train_items = student_items(train_sentences, pairs)
-    held_items = [(s, s) for s in held if (s, s) not in set(train_items)]
+        pairs, pair_stats = read_pairs(config.pairs, config.max_chars)
+    # held out: corpus sentences in no pair (the corpus is shuffled with the seed), so the
+    # score is on sentences the student never read
+    in_pairs = {side for pair in pairs for side in pair}
+    keep = min(config.held_out, len(sentences) // 10)
+    held = [s for s in sentences if s not in in_pairs][:keep]
+    held_set = set(held)
+    train_items = student_items([s for s in sentences if s not in held_set], pairs)
+    held_items = [(s, s) for s in held]
     texts = list(dict.fromkeys(t for t, _ in train_items + held_items))
     targets = list(dict.fromkeys(t for _, t in train_items + held_items))
     text_id, target_id = {t: i for i, t in enumerate(texts)}, {t: i for i, t in enumerate(targets)}
@@ -303,3 +305,22 @@ def _teacher_stages(encode, texts: list[str], cache: Path) -> Iterator[StudentSt
             yield StudentStage("teacher vectors", done, total)
     except StopIteration as stop:
         return stop.value
+
+
+def train_and_register(config: StudentConfig, name: str, *, paths: DataPaths | None = None,
+                       activate: bool = False, replace_existing: bool = False) -> Iterator:
+    """`train_student`'s events, then StudentStage("exporting", ...), then the ModelManifest.
+
+    What the wizard runs in its worker: one job from the corpus to a registered model.
+    """
+    from trainer.laser_student_files import finish_student
+
+    paths = paths or data_paths()
+    finished = None
+    for event in train_student(config, paths=paths):
+        if isinstance(event, StudentFinished):
+            finished = event
+        yield event
+    yield StudentStage("exporting", 0, 1)
+    yield finish_student(finished, name, activate=activate, paths=paths,
+                         replace_existing=replace_existing)

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from engine.errors import InputError
+from trainer.pairs import PairStats
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,34 @@ def student_items(sentences: Sequence[str], pairs: Iterable[tuple[str, str]] = (
         for item in ((a, a), (b, b), (a, b), (b, a)):
             items.setdefault(item, None)
     return list(items)
+
+
+def read_pairs(files: Iterable[str | Path], max_chars: int = 1000) -> tuple[list[tuple[str, str]], PairStats]:
+    """Translation pairs of TSV/TMX files, whitespace-normalised, exact duplicates dropped.
+
+    Unlike contrastive training (trainer.pairs), a sentence may appear in several pairs:
+    one English sentence with its ten translations is ten good lessons here, not nine
+    false negatives.
+
+    Raises:
+        InputError: a file cannot be read, or no pair is left.
+    """
+    from trainer.pairs import read_pair_file
+
+    rows = [row for path in files for row in read_pair_file(Path(path))]
+    kept: dict[tuple[str, str], None] = {}
+    filtered = 0
+    for _score, source, target in rows:
+        pair = (" ".join(source.split()), " ".join(target.split()))
+        if not all(1 <= len(side) <= max_chars for side in pair):
+            filtered += 1
+        else:
+            kept.setdefault(pair, None)
+    if not kept:
+        raise InputError(f"no usable translation pairs: read {len(rows)}, {filtered} empty or "
+                         f"longer than {max_chars} characters")
+    duplicates = len(rows) - filtered - len(kept)
+    return list(kept), PairStats(len(rows), duplicates, filtered, len(kept), 0)
 
 
 def fingerprint(texts: Iterable[str]) -> str:

@@ -199,3 +199,28 @@ class OddTeacher:
 
     def encode(self, texts, kind="query"):
         raise AssertionError("never called")
+
+
+def test_pairs_keep_one_sentence_with_several_translations(tmp_path):
+    from trainer.laser_student_data import read_pairs
+
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text("1.0\tHallo Welt\tHello world\n1.0\tBonjour le monde\tHello world\n"
+                   "1.0\tHallo  Welt\tHello world\n", encoding="utf-8")
+    pairs, stats = read_pairs([tsv])
+    assert pairs == [("Hallo Welt", "Hello world"), ("Bonjour le monde", "Hello world")]
+    assert (stats.read, stats.duplicates, stats.kept) == (3, 1, 2)
+
+
+def test_held_out_sentences_are_in_no_pair(teacher_home, tmp_path):
+    from trainer.laser_student import _read_data
+
+    _paths, corpus = teacher_home
+    sentences = corpus.read_text(encoding="utf-8").splitlines()
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text("".join(f"1.0\t{s}\tTranslation number {i}\n" for i, s in enumerate(sentences[:300])),
+                   encoding="utf-8")
+    data = _read_data(config_for(teacher_home, tmp_path / "run", pairs=(str(tsv),)))
+    held = {data.texts[i] for i, _ in data.held_out}
+    trained = {data.texts[i] for i, _ in data.train}
+    assert len(held) == 40 and not held & set(sentences[:300]) and not held & trained
