@@ -43,6 +43,10 @@ class StudentConfig:
     eval_steps: int = 200  # held-out cosine to the teacher every N steps; the best is kept
     checkpoint_steps: int | None = None  # resumable checkpoint every N steps; None: eval_steps
     held_out: int = 500  # corpus sentences kept out of training to score the student
+    # + weight x in-batch InfoNCE against the teacher's vectors: cosine alone lets a small
+    # student settle near the targets' shared directions without telling sentences apart
+    contrastive_weight: float = 1.0
+    temperature: float = 0.05
     max_grad_norm: float = 5.0  # LSTMs need clipping against exploding gradients
     seed: int = 42
     device: str = "cpu"  # the teacher's vectors are the slow part; a GPU helps little
@@ -69,6 +73,8 @@ class StudentConfig:
             raise InputError(f"lr must be > 0, got {self.lr}")
         if self.time_limit_s is not None and not self.time_limit_s > 0:
             raise InputError(f"time_limit_s must be > 0, got {self.time_limit_s}")
+        if self.contrastive_weight < 0 or not self.temperature > 0:
+            raise InputError("contrastive_weight must be >= 0 and temperature > 0")
         if self.held_out < 0:
             raise InputError(f"held_out must be >= 0, got {self.held_out}")
 
