@@ -397,3 +397,6 @@ class QtExportPage(QWizardPage):
 
     def isComplete(self) -> bool:
         return self.wizard().manifest is not None and not self._exporting
+
+    def nextId(self) -> int:
+        return -1  # the last page of the MixCSE modes (the LASER page's id comes after it)
