@@ -2,19 +2,25 @@
 
     OMP_NUM_THREADS=2 python bench/bench_pair_training.py --steps 150 --tatoeba-limit 1000
 
-multilingual-e5-small is trained on PUD pairs (ten languages -> English; Tatoeba never
-in training) twice with the same pairs, steps and seed: MixCSE (lambda 0.2, mixed
-negatives from the translations) and plain in-batch contrastive (lambda none). The base
-model and both results are then scored on:
+multilingual-e5-small is trained on PUD pairs (ten languages -> English, 900 meanings in
+each; 100 meanings held out; Tatoeba never in training) twice with the same pairs, steps
+and seed: MixCSE (lambda 0.2, mixed negatives from the translations) and plain in-batch
+contrastive (lambda none). The base model and both results (their last checkpoints) are
+then scored on:
 
-* Tatoeba error for the PUD languages and for every other Tatoeba language (unseen in
-  training), the first `--tatoeba-limit` pairs of each;
-* STS-B test (English) and STS 2017 cross-lingual tracks (ar-en, es-en a/b);
+* Tatoeba error for the PUD languages (first `--tatoeba-limit` pairs each) and for the
+  other Tatoeba languages, unseen in training (`--unseen-languages` of them, evenly spread,
+  first `--unseen-limit` pairs each);
+* STS-B test (English) and STS 2017 cross-lingual tracks (ar-en, es-en a/b), the first
+  `--sts-limit` pairs of each;
 * the same-language bias of bench_language_bias: English queries, their translations
   among as many unrelated English sentences, top-1 with the distractors (10 languages).
 
-Trained checkpoints stay in bench/out/pair-training/ (re-used when present); the table
-goes to stdout and the numbers to bench/out/pair-training/results.json.
+The defaults score everything in full; on a shared CPU the limits make a run fit (see
+docs/benchmarks.md for the command used). Trained checkpoints stay in
+bench/out/pair-training/ (one folder per setting, resumed or re-used when present), each
+model's scores in scores-NAME.json there; the table goes to stdout and the numbers to
+bench/out/pair-training/results.json.
 """
 
 from __future__ import annotations
@@ -45,7 +51,11 @@ CROSS_TRACKS = {"ar-en": "track2.ar-en", "es-en a": "track4a.es-en", "es-en b": 
 
 
 class TorchEncoder:
-    """The Encoder interface over a trained checkpoint (or the base) in torch."""
+    """The Encoder interface over a trained checkpoint (or the base) in torch.
+
+    Sentences are encoded sorted by length so that a batch pads to similar lengths (the
+    vectors come back in the caller's order): on a shared CPU this halves scoring time.
+    """
 
     def __init__(self, folder: Path, name: str):
         from trainer.model import SentenceModel, torch_encode
@@ -54,17 +64,39 @@ class TorchEncoder:
         self._encode = torch_encode(SentenceModel.load(folder, "mean"), "query: ", max_len=128)
 
     def encode(self, texts, kind="query"):
-        return np.asarray(self._encode(list(texts)), dtype=np.float32)
+        texts = list(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors = np.asarray(self._encode([texts[i] for i in order]), dtype=np.float32)
+        out = np.empty_like(vectors)
+        out[order] = vectors
+        return out
 
 
-def pud_pairs_file(out: Path) -> Path:
-    """Every PUD language paired with English, as the finder's TSV."""
+def pud_pairs(out: Path, holdout_ids: int = 100, seed: int = 42):
+    """(pairs file, PairSet): every PUD language paired with English; held-out meanings
+    stay out of training in every language.
+
+    PUD is 1000 meanings in 11 languages, so ten languages -> English repeat each English
+    sentence ten times; `trainer.pairs.load_pairs` keeps a sentence once per side (it would
+    otherwise keep only the first language), so the set is built here. `holdout_ids`
+    meanings never reach training; each is held out in one language (round robin), so
+    the held-out targets are distinct and retrieval among them is well defined. The TSV
+    of the training pairs is written for the record (TrainConfig.pairs names it).
+    """
     from engine.mining.bitext_io import write_pairs
+    from trainer.pairs import PairSet, PairStats
 
     english = _pud("en")
-    rows = [(1.0, text, english[i]) for lang in PUD_TATOEBA for i, text in enumerate(_pud(lang))]
+    other = {lang: _pud(lang) for lang in PUD_TATOEBA}
+    ids = np.random.default_rng(seed).permutation(len(english))
+    held, kept = ids[:holdout_ids], ids[holdout_ids:]
+    langs = list(PUD_TATOEBA)
+    train = [(other[lang][i], english[i]) for lang in langs for i in kept]
+    held_out = [(other[langs[k % len(langs)]][i], english[i]) for k, i in enumerate(held)]
     out.mkdir(parents=True, exist_ok=True)
-    return write_pairs(out / "pud-pairs.tsv", rows)
+    path = write_pairs(out / "pud-pairs.tsv", [(1.0, s, t) for s, t in train])
+    stats = PairStats(len(train) + len(held_out), 0, 0, len(train) + len(held_out), len(held_out))
+    return path, PairSet(train, held_out, stats)
 
 
 def _pud(lang: str) -> list[str]:
@@ -72,51 +104,90 @@ def _pud(lang: str) -> list[str]:
     return [line.split("\t", 1)[1] for line in lines if "\t" in line]
 
 
-def trained(name: str, lam, args) -> Path:
-    """The best checkpoint of one training run (trained now unless already there)."""
-    from trainer.config import TrainConfig
-    from trainer.train import TrainEval, TrainFinished, train
+def trained(name: str, lam, args) -> tuple[Path, dict]:
+    """(model folder, held-out pair scores) of one run after `--steps` steps, trained now
+    unless a finished run is already there (an interrupted one is resumed).
 
-    run_dir = args.out / name
-    best = run_dir / "best" / "model"
-    if best.is_dir():
-        return best
-    config = TrainConfig(base="multilingual-e5-small", pairs=(str(pud_pairs_file(args.out)),),
-                         out_dir=run_dir, lam=lam, batch_size=args.batch_size, max_len=args.max_len,
-                         max_steps=args.steps, eval_steps=args.eval_steps, lr=args.lr,
-                         pair_holdout=0.05, device="cpu", seed=42)
-    started = time.monotonic()
-    for event in train(config):
+    The last checkpoint is scored, not the run's "best": both runs are compared after the
+    same number of steps, and 100 held-out pairs are too few to choose between checkpoints
+    (the base model already finds nearly all of them).
+    """
+    from trainer import checkpoint as ckpt
+    from trainer.config import TrainConfig
+    from trainer.train import TrainEval, TrainFinished, TrainStep, train
+
+    # one folder per setting, so a rerun with other settings neither reuses nor resumes it
+    run_dir = args.out / f"{name}-steps{args.steps}-batch{args.batch_size}-len{args.max_len}-lr{args.lr:g}"
+    last = ckpt.latest_checkpoint(run_dir)
+    held_file = run_dir / "bench_held_out.json"
+    if last is not None and held_file.is_file() and last.name == f"step-{args.steps:08d}":
+        return last / "model", json.loads(held_file.read_text())
+    path, pairs = pud_pairs(args.out)
+    # pairs per epoch / batch: steps beyond one epoch need more epochs
+    epochs = -(-args.steps // (len(pairs.train) // args.batch_size))
+    config = TrainConfig(base="multilingual-e5-small", pairs=(str(path),), out_dir=run_dir,
+                         lam=lam, batch_size=args.batch_size, max_len=args.max_len,
+                         epochs=epochs, max_steps=args.steps, eval_steps=args.eval_steps,
+                         lr=args.lr, device="cpu", seed=42)
+    started, held = time.monotonic(), {}
+    for event in train(config, pairs=pairs, resume=last is not None):
         if isinstance(event, TrainEval):
-            print(f"  {name} step {event.step}: held-out retrieval {event.score:.2f}", file=sys.stderr)
+            held["base" if event.step == 0 else "last"] = event.pairs | {"step": event.step}
+            print(f"  {name} step {event.step}: held-out retrieval {event.score:.2f}, same-language "
+                  f"bias {event.pairs['same_language_bias']:.1f}", file=sys.stderr, flush=True)
+        elif isinstance(event, TrainStep) and event.step % 10 == 0:
+            print(f"  {name} step {event.step}/{event.total}: loss {event.loss:.3f}, "
+                  f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
         elif isinstance(event, TrainFinished):
             print(f"  {name}: {event.steps} steps in {time.monotonic() - started:.0f} s",
-                  file=sys.stderr)
-    return best
+                  file=sys.stderr, flush=True)
+    held_file.write_text(json.dumps(held, indent=2))
+    return ckpt.latest_checkpoint(run_dir) / "model", held
 
 
-def tatoeba(encoder, limit: int) -> dict:
-    from engine.eval_tatoeba import available_languages, load_pair, nearest_neighbour_error
+def tatoeba_languages(unseen: int | None) -> list[str]:
+    """The PUD languages, and `unseen` other languages spread evenly over the sorted rest
+    (None: all of them)."""
+    from engine.eval_tatoeba import available_languages
 
-    errors = {}
-    for lang in available_languages(TATOEBA):
-        other, english = (side[:limit] for side in load_pair(TATOEBA, lang))
+    every = sorted(available_languages(TATOEBA))
+    seen = [lang for lang in every if lang in set(PUD_TATOEBA.values())]
+    rest = [lang for lang in every if lang not in seen]
+    if unseen is not None and unseen < len(rest):
+        rest = [rest[int(i * len(rest) / unseen)] for i in range(unseen)]
+    return seen + rest
+
+
+def tatoeba(encoder, limit: int, unseen_limit: int, unseen: int | None) -> dict:
+    """Mean error (to and from English, percent) over the PUD languages (their first
+    `limit` pairs) and over the other languages (their first `unseen_limit`)."""
+    from engine.eval_tatoeba import load_pair, nearest_neighbour_error
+
+    seen, errors = set(PUD_TATOEBA.values()), {}
+    for lang in tatoeba_languages(unseen):
+        n = limit if lang in seen else unseen_limit
+        other, english = (side[:n] for side in load_pair(TATOEBA, lang))
         to_eng, from_eng = nearest_neighbour_error(encoder.encode(other), encoder.encode(english))
         errors[lang] = (to_eng + from_eng) / 2
-    seen = set(PUD_TATOEBA.values())
     return {"pud": float(np.mean([e for lang, e in errors.items() if lang in seen])),
             "unseen": float(np.mean([e for lang, e in errors.items() if lang not in seen])),
             "per_language": errors}
 
 
-def sts(encoder) -> dict:
+def sts(encoder, limit: int | None) -> dict:
+    """Spearman x 100 on STS-B test and the STS 2017 cross-lingual tracks (their first
+    `limit` pairs each; None: all)."""
+    from dataclasses import replace
+
     from trainer.evaluate import cosine_scores, load_stsb, spearman, sts_dir_of
 
     encode = encoder.encode
     stsb = load_stsb(sts_dir_of(DATA / "sts"), "test")
+    if limit is not None:
+        stsb = replace(stsb, left=stsb.left[:limit], right=stsb.right[:limit], gold=stsb.gold[:limit])
     scores = {"sts-b": 100 * spearman(cosine_scores(encode, stsb), stsb.gold)}
     for name, track in CROSS_TRACKS.items():
-        left, right, gold = _sts2017(track)
+        left, right, gold = (side[:limit] for side in _sts2017(track))
         a, b = encode(left), encode(right)
         a /= np.linalg.norm(a, axis=1, keepdims=True)
         b /= np.linalg.norm(b, axis=1, keepdims=True)
@@ -141,11 +212,26 @@ def bias(encoder, n: int) -> float:
                           for lang in BIAS_LANGUAGES]))
 
 
-def score(encoder, args) -> dict:
-    started = time.monotonic()
-    result = {"tatoeba": tatoeba(encoder, args.tatoeba_limit), "sts": sts(encoder),
-              "bias_top1": bias(encoder, args.bias_sentences)}
-    print(f"  scored {encoder.name} in {time.monotonic() - started:.0f} s", file=sys.stderr)
+def score(name: str, folder: Path, args) -> dict:
+    """The scores of one model, kept in OUT/scores-NAME.json for a rerun with the same
+    settings (an interrupted benchmark does not score twice)."""
+    settings = {k: getattr(args, k) for k in ("tatoeba_limit", "unseen_limit", "unseen_languages",
+                                              "sts_limit", "bias_sentences")}
+    settings["model"] = str(folder)
+    if name != "base":  # the base's scores do not depend on the training settings
+        settings |= {k: getattr(args, k) for k in ("steps", "batch_size", "max_len", "lr")}
+    cache = args.out / f"scores-{name}.json"
+    if cache.is_file():
+        saved = json.loads(cache.read_text())
+        if saved.get("settings") == settings:
+            return saved["result"]
+    started, encoder = time.monotonic(), TorchEncoder(folder, name)
+    result = {"tatoeba": tatoeba(encoder, args.tatoeba_limit, args.unseen_limit, args.unseen_languages)}
+    print(f"  {name}: Tatoeba in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    result |= {"sts": sts(encoder, args.sts_limit), "bias_top1": bias(encoder, args.bias_sentences)}
+    print(f"  scored {name} in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"settings": settings, "result": result}, indent=2))
     return result
 
 
@@ -156,16 +242,26 @@ def main(argv=None) -> int:
     parser.add_argument("--max-len", type=int, default=48)
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--eval-steps", type=int, default=50)
-    parser.add_argument("--tatoeba-limit", type=int, default=1000)
+    parser.add_argument("--tatoeba-limit", type=int, default=1000,
+                        help="Tatoeba pairs per PUD language (the languages trained on)")
+    parser.add_argument("--unseen-limit", type=int, default=None,
+                        help="Tatoeba pairs per other language (default: --tatoeba-limit)")
+    parser.add_argument("--unseen-languages", type=int, default=None,
+                        help="score this many of the other Tatoeba languages, evenly spread (default: all)")
+    parser.add_argument("--sts-limit", type=int, default=None,
+                        help="first N pairs of STS-B test and of each STS 2017 track (default: all)")
     parser.add_argument("--bias-sentences", type=int, default=300)
     parser.add_argument("--out", type=Path, default=OUT, help="checkpoints and results.json")
     args = parser.parse_args(argv)
+    args.unseen_limit = args.unseen_limit or args.tatoeba_limit
     from engine.config import data_paths
     from trainer.model import resolve_base_model
 
-    models = {"base": resolve_base_model("multilingual-e5-small", data_paths()).path,
-              "mixcse": trained("mixcse", 0.2, args), "in-batch": trained("in-batch", None, args)}
-    results = {name: score(TorchEncoder(folder, name), args) for name, folder in models.items()}
+    # the base is scored first: a scoring problem shows before an hour of training
+    results = {"base": score("base", resolve_base_model("multilingual-e5-small", data_paths()).path, args)}
+    for name, lam in (("mixcse", 0.2), ("in-batch", None)):
+        folder, held = trained(name, lam, args)
+        results[name] = score(name, folder, args) | {"held_out": held}
     (args.out / "results.json").write_text(json.dumps({"args": vars(args) | {"out": str(args.out)},
                                                        "results": results}, indent=2))
     print("| model | Tatoeba err PUD langs | Tatoeba err other langs | STS-B | STS2017 cross | "

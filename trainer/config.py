@@ -18,6 +18,11 @@ from pathlib import Path
 from engine.errors import InputError
 
 POOLINGS = ("auto", "cls_mlp", "cls", "mean")
+# What scores a run and selects its best checkpoint (`trainer.train`): STS-B dev when there
+# is STS data, else held-out translation pairs, else held-out corpus sentences.
+STS_METRIC = "STS-B dev Spearman"
+PAIR_METRIC = "held-out translation retrieval"
+SENTENCE_METRIC = "held-out sentence separation"  # trainer.sentence_eval
 DEVICES = ("auto", "cpu", "cuda")
 
 

@@ -55,7 +55,7 @@ def finish_training(finished, name: str, *, sts_dir: Path | None = None, sts_bef
     export_pooling = "mean" if config.pooling == "mean" else "cls"
     training = {"config": config.to_dict(), "best_step": finished.best_step,
                 "steps": finished.steps, "metric": finished.metric, "best_score": finished.best_score,
-                "held_out_pairs": finished.held_out,
+                "held_out_pairs": finished.held_out, "held_out_sentences": finished.held_out_sentences,
                 "transformers_dir": str(best_model.resolve()), "method": _method(config)}
     if sts_dir is not None:
         progress(0.0, "scoring the base model on STS")

@@ -235,6 +235,7 @@ def export_laser(
     source: str = "LASER (facebookresearch/LASER)",
     licence: str = "BSD-3-Clause",
     notes: str = "",
+    training: dict | None = None,
     punct_lang: str = "en",
     paths: DataPaths | None = None,
     replace_existing: bool = False,
@@ -247,6 +248,7 @@ def export_laser(
         spm_model: its SentencePiece model (`laser2.spm`).
         cvocab: its fairseq vocabulary (`laser2.cvocab`), checked against the checkpoint's
             dictionary and copied; None skips the check.
+        training: how the model was made (a distilled student's run), kept in the manifest.
         punct_lang: language of the Moses punctuation rules (LASER uses "en").
     Raises:
         ModelError naming the file at fault; ModelError when ONNX and torch disagree
@@ -265,7 +267,7 @@ def export_laser(
         manifest = _export_into(work, encoder, params, vocab, Path(spm_model), cvocab, name,
                                 punct_lang, progress)
         return replace(manifest, languages=tuple(languages), source=source,
-                       licence=licence, notes=notes)
+                       licence=licence, notes=notes, training=training)
 
     return build_model(name, paths, build, progress)
 

@@ -10,7 +10,8 @@ the two views are a sentence and its translation instead: the other pairs' trans
 are the negatives and MixCSE mixes its hard negatives from them, in both directions; a
 corpus given as well adds its dropout-view loss (weight `config.mono_weight`) so that
 similarity within one language does not drift. Pairs held out of training score the
-model at every evaluation when there is no STS data (`trainer.pair_eval`). Closing the generator cancels the run at
+model at every evaluation when there is no STS data (`trainer.pair_eval`); without
+pairs either, held-out corpus sentences do (`trainer.sentence_eval`). Closing the generator cancels the run at
 the next step; the last checkpoint stays on disk and `train(config, resume=True)` continues
 from it (weights, optimiser, scheduler, RNG states, step and data order), bit-identical on
 CPU. A non-finite or impossible loss, or a non-finite gradient, stops the run with
@@ -33,7 +34,8 @@ import torch
 from engine.config import DataPaths, data_paths
 from engine.errors import BabelfindError, InputError
 from trainer import checkpoint as ckpt
-from trainer.config import TrainConfig
+# what scores a run lives in trainer.config, which front ends import without torch
+from trainer.config import PAIR_METRIC, SENTENCE_METRIC, STS_METRIC, TrainConfig
 from trainer.corpus import Corpus, CorpusFilter, CorpusSource, CorpusStats, load_corpus
 from trainer.distributed import barrier, gather_with_grad, world
 from trainer.model import SentenceModel, resolve_base_model, torch_encode
@@ -42,11 +44,10 @@ from trainer.pairs import PairFilter, PairSet, PairStats, load_pairs
 log = logging.getLogger(__name__)
 
 EVAL_MAX_LEN = 256  # STS sentences at evaluation are not cut to the training length
-STS_METRIC = "STS-B dev Spearman"
-PAIR_METRIC = "held-out translation retrieval"
 # Held-out corpus sentences: same-language distractors for the bias measure.
 HELD_OUT_SENTENCES = 1000
 HELD_OUT_FILE = "held_out.json"  # the base model's and the best checkpoint's pair scores
+HELD_OUT_SENTENCES_FILE = "held_out_sentences.json"  # same for held-out corpus sentences
 
 
 class TrainingError(BabelfindError):
@@ -73,6 +74,7 @@ class TrainStarted:
     start_step: int  # > 0 when resumed
     device: str
     world_size: int
+    metric: str | None = None  # what scores the run: STS_METRIC, PAIR_METRIC, SENTENCE_METRIC
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class TrainEval:
     best_step: int
     is_best: bool
     pairs: dict | None = None  # the full `PairReport` on held-out pairs, when there are some
+    sentences: dict | None = None  # the `SentenceReport` on held-out corpus sentences, likewise
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,8 @@ class TrainFinished:
     # held-out pairs' PairReport of the base model and of the best checkpoint:
     # {"base": {...}, "best": {...}}, or None when no pairs were held out
     held_out: dict | None = None
+    # the same for held-out corpus sentences (`SentenceReport`), when they scored the run
+    held_out_sentences: dict | None = None
 
 
 TrainEvent = TrainStarted | TrainStep | TrainEval | TrainCheckpoint | TrainWarning | TrainFinished
@@ -176,18 +181,27 @@ class TrainData:
 
     corpus: Corpus | None
     pairs: PairSet | None
-    held_out_sentences: tuple[str, ...] = ()  # corpus sentences kept out, for the bias
+    # corpus sentences kept out: distractors for the pairs' bias, or (no pairs, no STS
+    # data) what scores the run
+    held_out_sentences: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, corpus: Corpus | None, pairs: PairSet | None) -> TrainData:
+    def of(cls, corpus: Corpus | None, pairs: PairSet | None, *, score_on_corpus: bool = False,
+           min_train: int = 0) -> TrainData:
+        """With `score_on_corpus` and no pairs, 10% of the corpus (at most 1,000 sentences)
+        is held out to score the run, when at least 20 can be and `min_train` remain."""
         if corpus is None and pairs is None:
             raise InputError("give training sentences (a corpus or a collection), "
                              "translation pairs, or both")
-        if corpus is None or pairs is None or not pairs.held_out:
+        if corpus is None or not (pairs.held_out if pairs else score_on_corpus):
             return cls(corpus, pairs)
+        from trainer.sentence_eval import MIN_SENTENCES
+
         keep = min(HELD_OUT_SENTENCES, len(corpus.sentences) // 10)
+        if not pairs and (keep < MIN_SENTENCES or len(corpus.sentences) - keep < min_train):
+            return cls(corpus, pairs)
         held = corpus.sentences[:keep]
-        return cls(replace(corpus, sentences=corpus.sentences[keep:]), pairs, held)
+        return cls(replace(corpus, sentences=corpus.sentences[keep:]), pairs, tuple(held))
 
     @property
     def size(self) -> int:
@@ -260,7 +274,8 @@ class _Run:
         if last:
             self._restore(last)
         self.last_checkpoint = last
-        self.held_out = _read_held_out(self.out) if last else {}
+        self.held_out = _read_json(self.out / HELD_OUT_FILE) if last else {}
+        self.held_sentences = _read_json(self.out / HELD_OUT_SENTENCES_FILE) if last else {}
         self.ddp = self._wrap_ddp()
         self.loss_fn = make_loss(config)
         rng = np.random.default_rng(config.seed)
@@ -387,11 +402,15 @@ class _Run:
             return STS_METRIC
         if self.data.pairs and len(self.data.pairs.held_out) >= 2:
             return PAIR_METRIC
+        if not self.data.pairs and self.data.held_out_sentences:
+            return SENTENCE_METRIC
         return None
 
     def evaluate(self) -> TrainEval | None:
         if self.metric is None:
             return None
+        if self.metric == SENTENCE_METRIC:
+            return self._evaluate_sentences()
         encode = torch_encode(self.model, self.config.text_prefix, max_len=EVAL_MAX_LEN)
         report = None
         if self.data.pairs and len(self.data.pairs.held_out) >= 2:
@@ -412,10 +431,36 @@ class _Run:
             self.state = replace(self.state, best_dev=score, best_step=step)
         if report is not None and (step == 0 or is_best):
             self.held_out["base" if step == 0 else "best"] = report | {"step": step}
-            _write_held_out(self.out, self.held_out)
+            _write_json(self.out / HELD_OUT_FILE, self.held_out)
         best = self.state.best_dev if self.state.best_dev is not None else score
         return TrainEval(step, self.metric, score, best, self.state.best_step or 0,
                          is_best and step > 0, report)
+
+    def _evaluate_sentences(self) -> TrainEval:
+        """Scores on the held-out corpus sentences (`trainer.sentence_eval`); the base
+        model's nearest neighbours are kept to tell how far later checkpoints moved."""
+        from trainer.sentence_eval import evaluate_sentences
+
+        step = self.state.step
+        # at the training length: the views are scored as training saw such sentences
+        report = evaluate_sentences(self.model, self.config.text_prefix,
+                                    self.data.held_out_sentences, tau=self.config.tau,
+                                    max_len=self.config.max_len,
+                                    base_neighbours=self.held_sentences.get("base_neighbours"))
+        scores = report.to_dict()
+        is_best = step > 0 and (self.state.best_dev is None or report.separation > self.state.best_dev)
+        if is_best:
+            ckpt.save_best(self.out, self.model, step, report.separation)
+            self.state = replace(self.state, best_dev=report.separation, best_step=step)
+        if step == 0:
+            self.held_sentences |= {"base": scores | {"step": 0}, "base_neighbours": report.neighbours}
+        elif is_best:
+            self.held_sentences["best"] = scores | {"step": step}
+        if step == 0 or is_best:
+            _write_json(self.out / HELD_OUT_SENTENCES_FILE, self.held_sentences)
+        best = self.state.best_dev if self.state.best_dev is not None else report.separation
+        return TrainEval(step, SENTENCE_METRIC, report.separation, best, self.state.best_step or 0,
+                         is_best, sentences=scores)
 
     def save(self) -> TrainCheckpoint:
         path = ckpt.save_checkpoint(self.out, self.config, self.model, self.optimizer,
@@ -429,7 +474,8 @@ class _Run:
             self.state = replace(self.state, best_step=self.state.step)
         return TrainFinished(self.out / ckpt.BEST, self.state.best_step, self.state.best_dev,
                              self.metric if self.state.best_dev is not None else None,
-                             self.state.step, self.out, self.config, self.held_out or None)
+                             self.state.step, self.out, self.config, self.held_out or None,
+                             _before_after(self.held_sentences))
 
 
 def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = None,
@@ -459,8 +505,8 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
         (run.out / "config.json").write_text(config.to_json(), encoding="utf-8")
     yield TrainStarted(config, data.corpus.stats if data.corpus else None,
                        data.pairs.stats if data.pairs else None, run.total, run.steps_per_epoch,
-                       run.state.step, run.device, run.world_size)
-    if run.rank == 0 and run.state.step == 0 and run.metric == PAIR_METRIC:
+                       run.state.step, run.device, run.world_size, run.metric)
+    if run.rank == 0 and run.state.step == 0 and run.metric in (PAIR_METRIC, SENTENCE_METRIC):
         yield run.evaluate()  # the base model's score: what training is measured against
     started, first = time.monotonic(), run.state.step
     while run.state.step < run.total:
@@ -486,7 +532,8 @@ def _data_for(config: TrainConfig, corpus: Corpus | None, pairs: PairSet | None)
         corpus = corpus_for(config, size)
     if config.pairs and pairs is None:
         pairs = pairs_for(config, size)
-    data = TrainData.of(corpus, pairs)
+    data = TrainData.of(corpus, pairs, score_on_corpus=not config.sts_dir,
+                        min_train=2 * config.batch_size * size)
     if data.pairs and data.corpus and len(data.corpus.sentences) < config.batch_size * size:
         raise InputError(f"{len(data.corpus.sentences)} corpus sentences are too few for one "
                          f"batch of {config.batch_size} beside the translation pairs")
@@ -509,22 +556,27 @@ def _eval_and_save(run: _Run, step: int) -> Iterator[TrainEvent]:
     barrier()
 
 
-def _read_held_out(out_dir: Path) -> dict:
+def _before_after(scores: dict) -> dict | None:
+    """{"base": ..., "best": ...} of a held-out score file, None until both exist."""
+    return {k: scores[k] for k in ("base", "best")} if "base" in scores and "best" in scores else None
+
+
+def _read_json(path: Path) -> dict:
     import json
 
     try:
-        return json.loads((out_dir / HELD_OUT_FILE).read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
 
 
-def _write_held_out(out_dir: Path, scores: dict) -> None:
+def _write_json(path: Path, scores: dict) -> None:
     import json
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / (HELD_OUT_FILE + ".tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(scores, indent=2), encoding="utf-8")
-    tmp.replace(out_dir / HELD_OUT_FILE)
+    tmp.replace(path)
 
 
 def _saved_config(out_dir: Path) -> TrainConfig:

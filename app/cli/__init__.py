@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "app.cli.model_commands",
     "app.cli.mine_command",
     "app.cli.train_command",
+    "app.cli.laser_train_command",
     "app.cli.doctor_command",
 )
 

@@ -1,13 +1,13 @@
 """`babelfind models ...`, `babelfind embed` and `babelfind eval`.
 
     babelfind models list --json
-    babelfind models import-laser laser2.pt --spm laser2.spm --cvocab laser2.cvocab --name laser2
+    babelfind models import-laser ~/Downloads/laser       # official LASER files (app.cli.laser_commands)
     babelfind embed sentences.txt -o vectors.npy --kind query
     babelfind eval multilingual-e5-small --tatoeba --langs deu fra --json
 
 On a fresh home, `embed`, `eval` and `models info|use|export` install the bundled
 models first (once) when they use one of them (the active model or a bundled name);
-`models list` shows what is installed; `models import|import-laser|remove` need none.
+`models list` shows what is installed; `models import|import-laser|download|remove` need none.
 """
 
 from __future__ import annotations
@@ -47,14 +47,9 @@ def register(subparsers) -> None:
             parser.add_argument("source", type=existing_path, help="folder or .zip from 'models export'")
         if action == "export":
             parser.add_argument("dest", type=output_file, help="the .zip to write")
-    laser = sub.add_parser("import-laser", help="add an official LASER2/LASER3 BiLSTM checkpoint")
-    laser.add_argument("checkpoint", type=existing_file, help="laser2.pt or laser3-xxx.v1.pt")
-    laser.add_argument("--spm", type=existing_file, required=True, help="its SentencePiece model (laser2.spm)")
-    laser.add_argument("--cvocab", type=existing_file, help="its vocabulary (laser2.cvocab), checked and kept")
-    laser.add_argument("--name", required=True, help="name in the registry")
-    laser.add_argument("--replace", action="store_true", help="replace a model of that name")
-    laser.add_argument("--json", action="store_true", help="machine-readable output")
-    laser.set_defaults(run=run_models_import_laser)
+    from app.cli.laser_commands import register_models
+
+    register_models(sub)  # import-laser, download: official LASER encoders
 
     embed = subparsers.add_parser("embed", help="encode one sentence per line into a .npy file")
     embed.add_argument("input", type=existing_file, help="UTF-8 text file, one sentence per line")
@@ -173,25 +168,6 @@ def run_models_import(args) -> int:
 
     manifest = import_model(args.source)
     _print(_manifest_dict(manifest), args.json, f"imported {manifest.name}")
-    return 0
-
-
-def run_models_import_laser(args) -> int:
-    """Exports a LASER checkpoint to ONNX (needs torch, as training does) and registers it."""
-    from app.training_extra import require_training
-
-    require_training("importing a LASER checkpoint")
-    from trainer.laser import export_laser
-
-    def progress(fraction: float, message: str) -> None:
-        if not args.json:
-            print(f"[{fraction:4.0%}] {message}", file=sys.stderr)
-
-    manifest = export_laser(args.checkpoint, args.spm, args.cvocab, args.name,
-                            replace_existing=args.replace, progress=progress)
-    parity = manifest.export_parity["min_cosine"]
-    _print(_manifest_dict(manifest), args.json,
-           f"imported {manifest.name} (LASER, dim {manifest.dim}, ONNX parity {parity:.6f})")
     return 0
 
 

@@ -218,7 +218,8 @@ def _summary(args, manifest, finished, switched: bool) -> None:
     training = manifest.training or {}
     data = {"model": manifest.name, "best_step": finished.best_step, "steps": finished.steps,
             "metric": finished.metric, "best_score": finished.best_score,
-            "held_out_pairs": finished.held_out, "run_dir": str(finished.run_dir),
+            "held_out_pairs": finished.held_out, "held_out_sentences": finished.held_out_sentences,
+            "run_dir": str(finished.run_dir),
             "sts_before": (training.get("sts_before") or {}).get("average"),
             "sts_after": (training.get("sts_after") or {}).get("average"),
             "active": bool(args.activate), "reindexed": switched}
@@ -233,6 +234,12 @@ def _summary(args, manifest, finished, switched: bool) -> None:
               f"{before['retrieval']:.1f}% before -> {after['retrieval']:.1f}% after; "
               f"same-language bias {before['same_language_bias']:.1f}% -> "
               f"{after['same_language_bias']:.1f}%")
+    sentences = finished.held_out_sentences
+    if sentences:
+        before, after = sentences["base"], sentences["best"]
+        print(f"held-out sentences ({after['sentences']}): separation {before['separation']:.1f}% "
+              f"before -> {after['separation']:.1f}% after; {after['neighbours_kept']:.0f}% of "
+              "their nearest neighbours kept")
     if data["sts_before"] is not None:
         print(f"STS average: {data['sts_before']:.2f} before -> {data['sts_after']:.2f} after")
     if args.activate:

@@ -5,7 +5,8 @@
     >>> panel.mine()                                       # background; cancel() stops it
     >>> panel.export_pairs(Path("pairs.tmx"))               # the kept pairs only
 
-One engine call (`engine.mining.bitext.iter_mine_documents`) runs in a QtWorker; the histogram,
+One engine call (`engine.mining.compare.iter_mine_with_models`: the chosen model, and a second
+one when asked, whose speed is shown beside) runs in a QtWorker; the histogram,
 slider and kept count come from `engine.mining.bitext_review`; files are written by
 `engine.mining.bitext_io.write_pairs`.
 """
@@ -39,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.qt_document_picker import QtDocumentPicker
 from app.gui.qt_files import documents_folder
+from app.gui.qt_mining_models import QtMiningModels
 from app.gui.qt_pairs_model import KEEP, SCORE, SOURCE, TARGET, QtPairsModel
 from app.gui.qt_screen import fit_to_screen, use_sort_arrows
 from app.gui.qt_plots import QtHistogram
@@ -80,7 +82,11 @@ class QtMiningPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self._sides_box())
         layout.addWidget(self._options_box())
+        self.model_row = QtMiningModels(library.paths, getattr(self.encoder or library.encoder, "name", None))
+        layout.addWidget(self.model_row)
         layout.addLayout(self._run_row())
+        self.speed = QLabel("", objectName="hint")
+        layout.addWidget(self.speed)
         self.error = QLabel("")
         self.error.setObjectName("error")
         self.error.setWordWrap(True)
@@ -216,7 +222,7 @@ class QtMiningPanel(QWidget):
         """Starts mining the two chosen documents in the background."""
         if self.worker is not None:
             return
-        from engine.mining.bitext import iter_mine_documents
+        from engine.mining.compare import iter_mine_with_models
 
         src, tgt = self.side_path(0), self.side_path(1)
         if src is None or tgt is None:
@@ -225,8 +231,9 @@ class QtMiningPanel(QWidget):
         self.error.setText("")
         self.pairs.set_result(None)
         self._update_histogram()
-        encoder = self.encoder or self.library.encoder
-        self.worker = QtWorker(iter_mine_documents(src, tgt, encoder, self.options()), self)
+        self.speed.setText("")
+        models = self.model_row.models(self.encoder or self.library.encoder)
+        self.worker = QtWorker(iter_mine_with_models(src, tgt, models, self.options()), self)
         self.worker.yielded.connect(self._on_progress)
         self.worker.returned.connect(self._on_finished)
         self.worker.cancelled.connect(lambda: self.stage.setText("Cancelled"))
@@ -255,11 +262,12 @@ class QtMiningPanel(QWidget):
             self.stage.setText(f"{stage_label(event.stage)} {event.done:,} / {event.total:,}")
 
     def _on_finished(self, last) -> None:
-        from engine.mining.bitext import MiningFinished
+        from engine.mining.compare import ComparedFinished, speed_text
 
-        if not isinstance(last, MiningFinished):
+        if not isinstance(last, ComparedFinished):
             return
-        result = last.result
+        self.speed.setText(f"Encoding speed: {speed_text(last.speeds)}")
+        result = last.finished.result
         self.pairs.set_result(result)
         for picker, language in zip(self.pickers, (result.src_lang, result.tgt_lang)):
             picker.show_language(language)

@@ -158,6 +158,12 @@ class QtCorpusPage(QWizardPage):
         self.counts.setText("Count the sentences to go on.")
         self.completeChanged.emit()
 
+    def nextId(self) -> int:
+        from app.gui import qt_train_modes as modes
+
+        laser = self.wizard().mode_page.mode() == modes.MODE_LASER
+        return modes.LASER_PAGE if laser else modes.BASE_PAGE
+
     def isComplete(self) -> bool:
         corpus = self.wizard().corpus
         return corpus is not None and corpus.stats.kept > 0

@@ -1,17 +1,16 @@
 """The training wizard's last pages: run (live curves, ETA, cancel), results, export.
 
 The run page drives `trainer.train.train()` in the wizard's worker; the results page
-scores the base and the best checkpoint with `trainer.finish.sts_scores`; the export page
+shows the held-out pairs' or sentences' scores and, with STS data, scores the base and
+the best checkpoint with `trainer.finish.sts_scores`; the export page
 calls `trainer.finish.finish_training` and, when asked, the window's model switch.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -29,92 +28,53 @@ from PySide6.QtWidgets import (
 
 from app.gui.qt_plots import QtCurvePlot
 from app.gui.qt_train_pages import hint
+from app.gui.qt_train_scores import (
+    SEPARATION_HELP,
+    QtRunFolder,
+    data_text,
+    dev_title,
+    eta_text,
+    pair_rows,
+    pair_summary,
+    score_rows,
+    sentence_rows,
+    sentence_summary,
+)
 from engine.errors import BabelfindError
+from trainer.config import SENTENCE_METRIC
 
 log = logging.getLogger(__name__)
 
-TASK_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}
-DEV_TITLES = {"STS-B dev Spearman": "STS-B dev (Spearman x 100)",
-              "held-out translation retrieval": "Held-out translations found first (%)"}
-
-
-def eta_text(seconds: float) -> str:
-    """'about 3 min left' style remaining time."""
-    if not math.isfinite(seconds) or seconds < 0:
-        return ""
-    if seconds < 90:
-        return f"about {seconds:.0f} s left"
-    if seconds < 90 * 60:
-        return f"about {seconds / 60:.0f} min left"
-    return f"about {seconds / 3600:.1f} h left"
-
-
-def pair_rows(held_out: dict | None) -> list[tuple[str, str, str]]:
-    """(measure, before, after) rows of the held-out pairs' reports (`TrainFinished.held_out`)."""
-    if not held_out or "base" not in held_out or "best" not in held_out:
-        return []
-    before, after = held_out["base"], held_out["best"]
-    rows = [("Translations found first (held-out pairs)", "retrieval", "{:.1f}%"),
-            ("  sentence -> translation", "source_to_target", "{:.1f}%"),
-            ("  translation -> sentence", "target_to_source", "{:.1f}%"),
-            ("Same-language sentence ranked above the translation", "same_language_bias", "{:.1f}%"),
-            ("Alignment of held-out pairs (lower is better)", "alignment", "{:.3f}"),
-            ("Uniformity (lower is better)", "uniformity", "{:.3f}")]
-    return [(label, fmt.format(before[key]), fmt.format(after[key])) for label, key, fmt in rows]
-
-
-def pair_summary(held_out: dict) -> str:
-    before, after = held_out["base"], held_out["best"]
-    return (f"Held-out translations found first: {before['retrieval']:.1f}% -> "
-            f"{after['retrieval']:.1f}%; a same-language sentence ranked above the translation "
-            f"{before['same_language_bias']:.1f}% -> {after['same_language_bias']:.1f}% of the time "
-            f"({after['pairs']:,} pairs the model never saw).")
-
-
-def _data_text(started) -> str:
-    """What the run learns from, for the status line."""
-    parts = []
-    if started.pairs is not None:
-        parts.append(f"{started.pairs.kept - started.pairs.held_out:,} translation pairs")
-    if started.corpus is not None:
-        parts.append(f"{started.corpus.kept:,} sentences")
-    return " and ".join(parts)
-
-
-def score_rows(before: dict | None, after: dict) -> list[tuple[str, str, str]]:
-    """(measure, before, after) rows of two STS report dicts (`StsReport.to_dict`)."""
-    def fmt(report, key, task=None, digits=2):
-        value = (report or {}).get("scores", {}).get(task) if task else (report or {}).get(key)
-        return "" if value is None else f"{value:.{digits}f}"
-
-    rows = [(TASK_NAMES.get(task, task), fmt(before, None, task), fmt(after, None, task)) for task in after["scores"]]
-    rows.append(("Average", fmt(before, "average"), fmt(after, "average")))
-    for key in ("alignment", "uniformity"):
-        rows.append((f"{key.capitalize()} (lower is better)", fmt(before, key, digits=4), fmt(after, key, digits=4)))
-    return rows
-
 
 class QtRunPage(QWizardPage):
-    """Trains with live loss and dev-STS curves; going Back or closing cancels the run."""
+    """Trains with live loss and dev curves; going Back or closing cancels the run, and a
+    cancelled run can be resumed from its last checkpoint."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setTitle("Training")
         self.worker = None
+        self.run_config = None  # the TrainConfig of the run on this page
+        self._cancelled = False
         self.status = hint("")
         self.progress = QProgressBar()
         self.eta = QLabel("")
         self.loss_plot = QtCurvePlot("Training loss")
         self.dev_plot = QtCurvePlot("STS-B dev (Spearman x 100)", min_span=2.0)
         self.cancel_button = QPushButton("Cancel training")
-        self.run_folder = hint("")
-        self.run_folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.run_folder = QtRunFolder()
         self.cancel_button.clicked.connect(self.cancel)
+        self.resume_button = QPushButton("Resume training")
+        self.resume_button.setToolTip("Continue from the last checkpoint in the run folder")
+        self.resume_button.clicked.connect(self.resume)
+        self.resume_button.hide()
+        self.metric_help = hint("")
         self.messages = hint("")
         row = QHBoxLayout()
         row.addWidget(self.progress, 1)
         row.addWidget(self.eta)
         row.addWidget(self.cancel_button)
+        row.addWidget(self.resume_button)
         plots = QGridLayout()
         plots.addWidget(self.loss_plot, 0, 0)
         plots.addWidget(self.dev_plot, 0, 1)
@@ -122,28 +82,46 @@ class QtRunPage(QWizardPage):
         layout.addWidget(self.status)
         layout.addLayout(row)
         layout.addLayout(plots, 1)
+        layout.addWidget(self.metric_help)
         layout.addWidget(self.messages)
         layout.addWidget(self.run_folder)
 
     def initializePage(self) -> None:
-        from trainer.train import train
-
         wizard = self.wizard()
         wizard.finished, wizard.scores = None, None
         self.loss_plot.clear()
         self.dev_plot.clear()
         self.messages.setText("")
+        self.metric_help.setText("")
+        self.run_folder.show_folder(None)
+        self.resume_button.hide()
         self.progress.setRange(0, 0)
         try:
-            config = wizard.config()
+            self.run_config = wizard.config()
         except BabelfindError as e:
             self.status.setText(str(e))
             return
-        self.status.setText(f"Preparing {config.base}...")
+        self.status.setText(f"Preparing {self.run_config.base}...")
+        self._start(resume=False)
+
+    def resume(self) -> None:
+        """Continues the cancelled run from its last checkpoint (same folder, same settings)."""
+        if self.worker is not None or self.run_config is None:
+            return
+        self.resume_button.hide()
+        self.status.setText("Resuming from the last checkpoint...")
+        self._start(resume=True)
+
+    def _start(self, *, resume: bool) -> None:
+        from trainer.train import train
+
+        wizard = self.wizard()
+        self._cancelled = False
         self.cancel_button.setEnabled(True)
-        job = train(config, corpus=wizard.corpus, paths=wizard.paths)
+        job = train(self.run_config, resume=resume, corpus=wizard.corpus, paths=wizard.paths)
         self.worker = wizard.jobs.run(job, yielded=self._on_event, returned=self._on_returned,
                                       cancelled=self._on_cancelled, errored=self._on_error, done=self._on_done)
+        self.completeChanged.emit()
 
     def cancel(self) -> None:
         if self.worker is not None:
@@ -161,6 +139,7 @@ class QtRunPage(QWizardPage):
             worker.cancel()
             worker.wait()
         self.cancel_button.setEnabled(False)
+        self.resume_button.hide()
 
     def _on_event(self, event) -> None:
         from trainer.train import TrainEval, TrainStarted, TrainStep, TrainWarning
@@ -168,16 +147,24 @@ class QtRunPage(QWizardPage):
         if isinstance(event, TrainStarted):
             c = event.config
             self.progress.setRange(0, event.total_steps)
-            self.run_folder.setText(f"Run folder: {c.out_dir}")
+            self.progress.setValue(event.start_step)
+            if event.start_step:  # resumed: the steps after the checkpoint are done again
+                for plot in (self.loss_plot, self.dev_plot):
+                    _keep_points_up_to(plot, event.start_step)
+            self.run_folder.show_folder(c.out_dir)
+            self.dev_plot.title = dev_title(event.metric)
+            self.dev_plot.update()
+            self.metric_help.setText(SEPARATION_HELP if event.metric == SENTENCE_METRIC else "")
             self.status.setText(f"Training {Path(c.base).name} ({c.pooling}) on {event.device}: "
                                 f"{event.total_steps:,} steps of {c.batch_size} sentences, "
-                                f"{_data_text(event)}.")
+                                f"{data_text(event)}"
+                                + (f", resumed at step {event.start_step:,}." if event.start_step else "."))
         elif isinstance(event, TrainStep):
             self.progress.setValue(event.step)
             self.loss_plot.add_point(event.step, event.loss)
             self.eta.setText(f"step {event.step:,} / {event.total:,}, {eta_text(event.eta_s)}")
         elif isinstance(event, TrainEval):
-            self.dev_plot.title = DEV_TITLES.get(event.metric, event.metric)
+            self.dev_plot.title = dev_title(event.metric)
             self.dev_plot.add_point(event.step, event.score)
         elif isinstance(event, TrainWarning):
             self.messages.setText(event.message)
@@ -192,6 +179,7 @@ class QtRunPage(QWizardPage):
             self.eta.setText("")
 
     def _on_cancelled(self) -> None:
+        self._cancelled = True
         self.status.setText("Cancelled. The last checkpoint stays in the run folder.")
 
     def _on_error(self, error) -> None:
@@ -206,14 +194,36 @@ class QtRunPage(QWizardPage):
         self.cancel_button.setEnabled(False)
         if self.progress.maximum() == 0:
             self.progress.setRange(0, 1)
+        step = self._checkpoint_step() if self._cancelled else None
+        if step is not None:
+            self.status.setText(f"Cancelled. Resume continues from the checkpoint of step {step:,} "
+                                "in the run folder.")
+            self.resume_button.show()
         self.completeChanged.emit()
+
+    def _checkpoint_step(self) -> int | None:
+        """The step of the run's last complete checkpoint; None before the first one."""
+        from trainer.checkpoint import latest_checkpoint
+
+        try:
+            last = latest_checkpoint(Path(self.run_config.out_dir))
+        except BabelfindError:
+            return None
+        return None if last is None else int(last.name.removeprefix("step-"))
 
     def isComplete(self) -> bool:
         return self.worker is None and self.wizard().finished is not None
 
 
+def _keep_points_up_to(plot: QtCurvePlot, step: int) -> None:
+    kept = [(x, y) for x, y in plot.points() if x <= step]
+    plot.clear()
+    for x, y in kept:
+        plot.add_point(x, y)
+
+
 class QtResultsPage(QWizardPage):
-    """STS before and after, alignment and uniformity of the best checkpoint."""
+    """Before and after: held-out pairs or sentences, STS when there is STS data."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -225,20 +235,23 @@ class QtResultsPage(QWizardPage):
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setColumnWidth(0, 260)
+        self.run_folder = QtRunFolder()
         layout = QVBoxLayout(self)
         layout.addWidget(self.status)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.run_folder)
         self._scoring = False
 
     def initializePage(self) -> None:
         wizard = self.wizard()
         self.table.setRowCount(0)
-        held_out = wizard.finished.held_out
-        self._add_rows(pair_rows(held_out))
+        self.run_folder.show_folder(wizard.finished.run_dir)
+        self._add_rows(pair_rows(wizard.finished.held_out))
+        self._add_rows(sentence_rows(wizard.finished.held_out_sentences))
         if wizard.sts_dir is None:
-            self.status.setText(pair_summary(held_out) if self.table.rowCount() else
-                                "No STS data was found and no translation pairs were held out, so "
-                                "the model is not scored; it can still be exported.")
+            self.status.setText(self._held_out_summary() or
+                                "No STS data was found and there were too few sentences to hold "
+                                "some out, so the model is not scored; it can still be exported.")
             return
         finished, sts_dir = wizard.finished, Path(wizard.sts_dir)
 
@@ -270,10 +283,19 @@ class QtResultsPage(QWizardPage):
         self.wizard().scores = scores
         self._add_rows(score_rows(scores["before"], scores["after"]))
         change = scores["after"]["average"] - scores["before"]["average"]
-        held_out = self.wizard().finished.held_out
-        self.status.setText((pair_summary(held_out) + " " if pair_rows(held_out) else "")
+        summary = self._held_out_summary()
+        self.status.setText((summary + " " if summary else "")
                             + f"STS average {scores['before']['average']:.2f} -> "
                             f"{scores['after']['average']:.2f} ({change:+.2f}).")
+
+    def _held_out_summary(self) -> str:
+        """The held-out pairs' or sentences' before/after in words ("" when neither)."""
+        finished = self.wizard().finished
+        if pair_rows(finished.held_out):
+            return pair_summary(finished.held_out)
+        if sentence_rows(finished.held_out_sentences):
+            return sentence_summary(finished.held_out_sentences)
+        return ""
 
     def _on_error(self, error) -> None:
         self.status.setText(f"Scoring failed: {error}")
@@ -375,3 +397,6 @@ class QtExportPage(QWizardPage):
 
     def isComplete(self) -> bool:
         return self.wizard().manifest is not None and not self._exporting
+
+    def nextId(self) -> int:
+        return -1  # the last page of the MixCSE modes (the LASER page's id comes after it)

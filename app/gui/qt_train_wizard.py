@@ -8,7 +8,8 @@ Mode -> (across languages: translation pairs mined from the library, reviewed) o
 (within them: corpus -> base model) -> settings -> advanced (lambda, tau) -> device -> run
 (live loss and dev curves, ETA, cancel) -> results (held-out translations and/or STS
 before/after, alignment/uniformity) -> export and, when the user asks, activate, with
-the previous model one click away. Training is `trainer.train.train()` in a QtWorker; the results and the export
+the previous model one click away. A third mode distils the active model into a fast LASER
+model: corpus -> one page that trains, registers and optionally activates it (qt_train_laser). Training is `trainer.train.train()` in a QtWorker; the results and the export
 are `trainer.finish` calls in workers too; activation asks the window to re-encode through
 its job queue (the same path as Settings > Use this model).
 """
@@ -25,6 +26,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWizard
 
 from app.gui import qt_train_modes as modes
+from app.gui.qt_train_laser import QtLaserPage
 from app.gui.qt_train_modes import QtModePage, QtPairsPage
 from app.gui.qt_train_pages import QtAdvancedPage, QtBaseModelPage, QtCorpusPage, QtDevicePage, QtHyperPage
 from app.gui.qt_train_results import QtExportPage, QtResultsPage, QtRunPage
@@ -138,11 +140,13 @@ class QtTrainWizard(QWizard):
         self.run_page = QtRunPage()
         self.results_page = QtResultsPage()
         self.export_page = QtExportPage()
+        self.laser_page = QtLaserPage(self.previous_model)
         for page_id, page in ((modes.MODE_PAGE, self.mode_page), (modes.PAIRS_PAGE, self.pairs_page),
                               (modes.CORPUS_PAGE, self.corpus_page), (modes.BASE_PAGE, self.base_page),
                               (modes.HYPER_PAGE, self.hyper_page), (modes.ADVANCED_PAGE, self.advanced_page),
                               (modes.DEVICE_PAGE, self.device_page), (modes.RUN_PAGE, self.run_page),
-                              (modes.RESULTS_PAGE, self.results_page), (modes.EXPORT_PAGE, self.export_page)):
+                              (modes.RESULTS_PAGE, self.results_page), (modes.EXPORT_PAGE, self.export_page),
+                              (modes.LASER_PAGE, self.laser_page)):
             self.setPage(page_id, page)
 
     def across_languages(self) -> bool:

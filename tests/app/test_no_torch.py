@@ -105,12 +105,21 @@ def test_train_without_torch_is_one_line_and_exit_code_2(no_training, tmp_path, 
                    f"install leaves out; install them with: {INSTALL_HINT}")
 
 
-def test_import_laser_without_torch_says_how_to_install(no_training, tmp_path, capsys):
+def test_train_laser_without_torch_is_one_line_and_exit_code_2(no_training, capsys):
+    assert main(["train-laser", "--corpus", str(SAMPLE_DIR), "--out", "notes-laser"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("babelfind: error: babelfind train-laser needs torch and transformers, which "
+                   f"this install leaves out; install them with: {INSTALL_HINT}")
+
+
+@pytest.mark.parametrize("source", ["file", "folder"])
+def test_import_laser_without_torch_says_how_to_install(source, no_training, tmp_path, capsys):
     checkpoint, spm, vocab = (tmp_path / n for n in ("laser2.pt", "laser2.spm", "laser2.cvocab"))
     for path in (checkpoint, spm, vocab):
         path.write_bytes(b"x")
-    code = main(["models", "import-laser", str(checkpoint), "--spm", str(spm),
-                 "--cvocab", str(vocab), "--name", "laser2"])
+    given = ([str(checkpoint), "--spm", str(spm), "--cvocab", str(vocab), "--name", "laser2"]
+             if source == "file" else [str(tmp_path)])
+    code = main(["models", "import-laser", *given])
     err = capsys.readouterr().err.strip()
     assert code == 2, err
     assert "importing a LASER checkpoint needs torch and transformers" in err and INSTALL_HINT in err

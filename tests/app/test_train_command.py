@@ -62,6 +62,22 @@ def test_simcse_without_sts_data(tmp_path, inputs, capsys):
     assert json.loads(capsys.readouterr().out)["training"]["config"]["lam"] is None
 
 
+def test_without_sts_data_held_out_sentences_score_the_run(tmp_path, capsys):
+    model, corpus = tiny_training_inputs(tmp_path / "big", sentences=240)
+    code = main(["train", "--corpus", str(corpus), "--base", str(model), "--out", "tiny-held",
+                 "--no-sts", *TINY_ARGS])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "base model: held-out sentence separation" in captured.err
+    line = re.search(r"held-out sentences \(24\): separation ([\d.]+)% before -> ([\d.]+)% after; "
+                     r"(\d+)% of their nearest neighbours kept", captured.out)
+    assert line, captured.out
+    assert main(["models", "info", "tiny-held", "--json"]) == 0
+    training = json.loads(capsys.readouterr().out)["training"]
+    assert training["metric"] == "held-out sentence separation"
+    assert training["held_out_sentences"]["best"]["separation"] == pytest.approx(float(line[2]), abs=0.05)
+
+
 def test_too_few_sentences_is_one_clear_line(tmp_path, inputs, capsys):
     model, _ = inputs
     few = tmp_path / "few.txt"
@@ -113,3 +129,34 @@ def test_a_missing_pairs_file_is_one_line(tmp_path, inputs, capsys):
     assert main(["train", "--pairs", str(tmp_path / "nope.tsv"), "--base", str(model),
                  "--out", "x"]) == 2  # refused while parsing, before any loading
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_an_interrupted_pair_run_resumes_from_its_run_folder(tmp_path, inputs, capsys, monkeypatch):
+    from engine.mining.bitext_io import write_pairs
+    from train_helpers import tiny_translations
+    from trainer import train as train_module
+
+    model, _ = inputs
+    write_pairs(tmp_path / "pairs.tsv", tiny_translations(120))
+    args = ["--out", "tiny-resumed", "--no-sts", "--device", "cpu"]
+    apply_update = train_module._Run.apply_update
+
+    def interrupted_at_step_3(run):
+        if run.state.step == 2:
+            raise KeyboardInterrupt  # Ctrl-C during the third step
+        apply_update(run)
+
+    monkeypatch.setattr(train_module._Run, "apply_update", interrupted_at_step_3)
+    code = main(["train", "--pairs", str(tmp_path / "pairs.tsv"), "--base", str(model), *args,
+                 "--holdout", "0.2", "--max-steps", "4", "--batch-size", "8", "--max-len", "16",
+                 "--lr", "5e-3", "--eval-steps", "2"])
+    assert code == 130 and "interrupted" in capsys.readouterr().err
+    monkeypatch.setattr(train_module._Run, "apply_update", apply_update)
+    assert main(["train", "--resume", "--json", *args]) == 0
+    captured = capsys.readouterr()
+    assert "resuming at step 2" in captured.err
+    summary = json.loads(captured.out)
+    assert summary["steps"] == 4 and summary["model"] == "tiny-resumed"
+    held = summary["held_out_pairs"]
+    assert held["base"]["step"] == 0  # scored before Ctrl-C, kept in the run folder
+    assert held["best"]["step"] == summary["best_step"] in (2, 4)

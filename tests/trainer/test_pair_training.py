@@ -143,3 +143,42 @@ def test_a_cancelled_pair_run_resumes_where_it_stopped(tmp_path, model):
     steps = [e for e in resumed if isinstance(e, TrainStep)]
     assert [e.step for e in steps] == [3, 4, 5, 6]
     assert [e.loss for e in steps] == [e.loss for e in straight if isinstance(e, TrainStep)][2:]
+
+
+def test_a_resumed_pair_run_keeps_its_base_scores_and_finishes_as_an_uninterrupted_one(tmp_path, model):
+    write_pairs(tmp_path / "pairs.tsv", tiny_translations(120))
+    settings = dict(batch_size=8, max_steps=8, eval_steps=3, checkpoint_steps=2, pair_holdout=0.2)
+    run = train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "run", **settings))
+    before_cancel = []
+    for event in run:
+        before_cancel.append(event)
+        if isinstance(event, TrainStep) and event.step == 5:
+            break
+    run.close()  # cancelled after the step-3 evaluation; the step-4 checkpoint stays
+    resumed = list(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "run", **settings),
+                         resume=True))
+    straight = list(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "straight",
+                                      **settings)))
+    assert resumed[0].start_step == 4 and resumed[0].metric == "held-out translation retrieval"
+    # the held-out pairs are the same ones: the base is not scored again
+    assert [e.step for e in resumed if isinstance(e, TrainEval)] == [6, 8]
+    assert [e.step for e in before_cancel if isinstance(e, TrainEval)] == [0, 3]
+    finished, expected = resumed[-1], straight[-1]
+    assert isinstance(finished, TrainFinished)
+    assert finished.held_out["base"] == expected.held_out["base"]  # written before the cancel
+    assert (finished.best_step, finished.best_score) == (expected.best_step, expected.best_score)
+    assert finished.held_out == expected.held_out  # bit-identical on CPU
+
+
+def test_a_resume_with_other_pairs_is_refused(tmp_path, model):
+    write_pairs(tmp_path / "pairs.tsv", tiny_translations(96))
+    settings = dict(batch_size=8, max_steps=4, eval_steps=100, checkpoint_steps=2, pair_holdout=0.0)
+    config = pair_config(model, tmp_path / "pairs.tsv", tmp_path / "run", **settings)
+    run = train(config)
+    for event in run:
+        if isinstance(event, TrainStep) and event.step == 3:
+            break
+    run.close()
+    write_pairs(tmp_path / "pairs.tsv", tiny_translations(96, seed=9))  # the file changed
+    with pytest.raises(InputError, match="changed since the checkpoint"):
+        list(train(config, resume=True))

@@ -193,3 +193,33 @@ def test_the_tools_menu_opens_one_panel_over_the_windows_library(qtbot, library)
         assert window.tool_windows["train"].isVisible()
     finally:
         window.shutdown()
+
+
+def test_model_row_mines_with_a_registered_model_and_compares_speeds(qtbot, library, documents, tmp_path):
+    from laser_models import make_tiny_laser
+    from trainer.laser import export_laser
+
+    files = make_tiny_laser(tmp_path / "laser")
+    export_laser(files.checkpoint, files.spm, files.cvocab, "tiny-laser", paths=library.paths)
+    widget = QtMiningPanel(library, encoder=TranslationEncoder())
+    qtbot.addWidget(widget)
+    try:
+        row = widget.model_row
+        assert row.model.itemText(0) == "Library model (fake)"
+        assert [row.compare.itemText(i) for i in range(row.compare.count())] == ["(none)", "fake", "tiny-laser"]
+        row.choose(None, "tiny-laser")
+        mine(qtbot, widget, *documents)
+        assert widget.error.text() == ""
+        speed = widget.speed.text()
+        assert speed.startswith("Encoding speed: fake: ") and "| tiny-laser: " in speed and "x faster" in speed
+        assert widget.table.model().rowCount() == 8  # the table shows the first model's pairs
+
+        row.choose("tiny-laser")  # the student alone: its vectors find the pairs
+        mine(qtbot, widget, *documents)
+        assert widget.error.text() == "" and widget.speed.text().startswith("Encoding speed: tiny-laser: ")
+        assert isinstance(row.models(None)[0], str) and len(row.models(None)) == 1
+        with pytest.raises(ValueError):
+            row.choose("not-registered")
+    finally:
+        widget.shutdown()
+    assert not running_workers()

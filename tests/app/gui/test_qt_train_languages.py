@@ -105,7 +105,7 @@ def test_pairs_from_the_library_train_the_active_model_and_it_can_be_undone(qtbo
     # the base model, then every 2 steps and the last (24 pairs after the 20 held out: 3 steps)
     assert [x for x, _ in run.dev_plot.points()] == [0, 2, 3] and wizard.finished.steps == 3
     assert run.dev_plot.title == "Held-out translations found first (%)"
-    assert str(wizard.finished.run_dir) in run.run_folder.text()
+    assert str(wizard.finished.run_dir) in run.run_folder.label.text()
 
     next_page(qtbot, wizard)
     results = wizard.results_page
@@ -169,3 +169,51 @@ def test_one_language_offers_only_the_classic_mode(qtbot, babelfind_home, tmp_pa
         assert wizard.mode_page.nextId() == wizard.pageIds()[2]  # straight to the corpus
     finally:
         lib.close()
+
+
+def test_a_cancelled_pair_run_resumes_from_its_last_checkpoint(qtbot, library):
+    wizard = QtTrainWizard(library, sts_dir=None)
+    qtbot.addWidget(wizard)
+    wizard.show()
+    next_page(qtbot, wizard)
+    page = wizard.pairs_page
+    qtbot.mouseClick(page.find_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(page.isComplete, timeout=TIMEOUT_MS)
+    next_page(qtbot, wizard)
+    hyper = wizard.hyper_page
+    hyper.lr.setValue(5e-3)
+    hyper.batch_size.setValue(8)
+    hyper.max_len.setValue(24)
+    hyper.epochs.setValue(100)  # 3 steps an epoch: far more steps than the test waits for
+    hyper.max_steps.setValue(60)
+    hyper.eval_steps.setValue(10)  # and a checkpoint every 10 steps
+    next_page(qtbot, wizard)
+    next_page(qtbot, wizard)
+    wizard.device_page.choose("cpu")
+    next_page(qtbot, wizard)
+
+    run = wizard.run_page
+    qtbot.waitUntil(lambda: run.run_config is not None, timeout=10_000)
+    out = run.run_config.out_dir
+    qtbot.waitUntil(lambda: (out / "latest.json").is_file(), timeout=TIMEOUT_MS)
+    assert not run.resume_button.isVisible()
+    qtbot.mouseClick(run.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not run.running(), timeout=TIMEOUT_MS)
+    if wizard.finished is not None:
+        pytest.skip("the run finished before the cancel reached it")
+    assert run.resume_button.isVisible() and not run.isComplete()
+    assert "Resume continues from the checkpoint of step" in run.status.text()
+    cancelled_at = max(x for x, _ in run.loss_plot.points())
+
+    qtbot.mouseClick(run.resume_button, Qt.MouseButton.LeftButton)
+    assert not run.resume_button.isVisible()
+    qtbot.waitUntil(run.isComplete, timeout=TIMEOUT_MS)
+    finished = wizard.finished
+    assert finished.steps == 60 and finished.run_dir == out  # the same folder, continued
+    steps = [x for x, _ in run.loss_plot.points()]
+    assert steps == sorted(set(steps)) and steps[-1] == 60 and cancelled_at < 60  # no step twice
+    assert run.status.text().startswith("Done: 60 steps")
+    assert [x for x, _ in run.dev_plot.points()][0] == 0  # the base score from before the cancel
+    assert finished.held_out["base"]["step"] == 0
+    wizard.close()
+    assert not running_workers()
