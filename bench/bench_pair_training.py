@@ -41,6 +41,9 @@ from bench_language_bias import DISTRACTOR_FILE, LANGUAGES as BIAS_LANGUAGES, re
 DATA = REPO.parent / "shared" / "data"
 TATOEBA = DATA / "tatoeba" / "v1"
 PUD = DATA / "corpus" / "pud-parallel"
+WIKI = DATA / "corpus" / "wiki-en" / "wiki1m_for_simcse.head.txt"  # monolingual sentences
+# run name -> (MixCSE lambda, None for plain in-batch contrastive; whether WIKI trains too)
+RUNS = {"mixcse": (0.2, False), "in-batch": (None, False), "mixcse+corpus": (0.2, True)}
 STS2017 = DATA / "multilingual-sts" / "STS2017"
 OUT = REPO / "bench" / "out" / "pair-training"  # default of --out
 # PUD language -> its Tatoeba code
@@ -104,13 +107,14 @@ def _pud(lang: str) -> list[str]:
     return [line.split("\t", 1)[1] for line in lines if "\t" in line]
 
 
-def trained(name: str, lam, args) -> tuple[Path, dict]:
+def trained(name: str, lam, args, corpus: bool = False) -> tuple[Path, dict]:
     """(model folder, held-out pair scores) of one run after `--steps` steps, trained now
     unless a finished run is already there (an interrupted one is resumed).
 
     The last checkpoint is scored, not the run's "best": both runs are compared after the
     same number of steps, and 100 held-out pairs are too few to choose between checkpoints
-    (the base model already finds nearly all of them).
+    (the base model already finds nearly all of them). `corpus`: the English Wikipedia
+    sentences' dropout views train beside the pairs (TrainConfig.mono_weight 1).
     """
     from trainer import checkpoint as ckpt
     from trainer.config import TrainConfig
@@ -118,6 +122,8 @@ def trained(name: str, lam, args) -> tuple[Path, dict]:
 
     # one folder per setting, so a rerun with other settings neither reuses nor resumes it
     run_dir = args.out / f"{name}-steps{args.steps}-batch{args.batch_size}-len{args.max_len}-lr{args.lr:g}"
+    if corpus:
+        run_dir = run_dir.with_name(run_dir.name + "-wiki")
     last = ckpt.latest_checkpoint(run_dir)
     held_file = run_dir / "bench_held_out.json"
     if last is not None and held_file.is_file() and last.name == f"step-{args.steps:08d}":
@@ -126,6 +132,7 @@ def trained(name: str, lam, args) -> tuple[Path, dict]:
     # pairs per epoch / batch: steps beyond one epoch need more epochs
     epochs = -(-args.steps // (len(pairs.train) // args.batch_size))
     config = TrainConfig(base="multilingual-e5-small", pairs=(str(path),), out_dir=run_dir,
+                         corpus=(str(WIKI),) if corpus else (),
                          lam=lam, batch_size=args.batch_size, max_len=args.max_len,
                          epochs=epochs, max_steps=args.steps, eval_steps=args.eval_steps,
                          lr=args.lr, device="cpu", seed=42)
@@ -251,6 +258,9 @@ def main(argv=None) -> int:
     parser.add_argument("--sts-limit", type=int, default=None,
                         help="first N pairs of STS-B test and of each STS 2017 track (default: all)")
     parser.add_argument("--bias-sentences", type=int, default=300)
+    parser.add_argument("--runs", nargs="+", choices=tuple(RUNS), default=["mixcse", "in-batch"],
+                        help="trainings to compare with the base; mixcse+corpus adds English "
+                             "Wikipedia sentences, whose dropout views hold monolingual similarity")
     parser.add_argument("--out", type=Path, default=OUT, help="checkpoints and results.json")
     args = parser.parse_args(argv)
     args.unseen_limit = args.unseen_limit or args.tatoeba_limit
@@ -259,8 +269,9 @@ def main(argv=None) -> int:
 
     # the base is scored first: a scoring problem shows before an hour of training
     results = {"base": score("base", resolve_base_model("multilingual-e5-small", data_paths()).path, args)}
-    for name, lam in (("mixcse", 0.2), ("in-batch", None)):
-        folder, held = trained(name, lam, args)
+    for name in args.runs:
+        lam, corpus = RUNS[name]
+        folder, held = trained(name, lam, args, corpus)
         results[name] = score(name, folder, args) | {"held_out": held}
     (args.out / "results.json").write_text(json.dumps({"args": vars(args) | {"out": str(args.out)},
                                                        "results": results}, indent=2))
