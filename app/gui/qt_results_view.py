@@ -27,10 +27,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.qt_files import display_path
 from app.gui.qt_models import SORT_KEYS, QtResultsModel, size_text
 from app.gui.qt_theme import colours
 from engine.events import DocumentHit
 from engine.highlight import match_spans, query_terms
+from engine.scan import key_path
 
 _PAD = 8
 # The badge says how a result matched: its words, its meaning, or both.
@@ -289,7 +291,8 @@ class QtResultsView(QListView):
         menu.addAction("Open", lambda: self.activated_hit.emit(hit))
         menu.addAction("Show in folder", lambda: self.show_in_folder_requested.emit(hit.path))
         menu.addSeparator()
-        menu.addAction("Copy path", lambda: QGuiApplication.clipboard().setText(hit.path))
+        # the file's own name (hit.path is the engine's key), bytes that are not UTF-8 as U+FFFD
+        menu.addAction("Copy path", lambda: QGuiApplication.clipboard().setText(display_path(key_path(hit.path))))
         copy_passage = menu.addAction("Copy passage", lambda: QGuiApplication.clipboard().setText(hit.best.text))
         copy_passage.setEnabled(bool(hit.passages))
         menu.addSeparator()

@@ -143,6 +143,17 @@ def test_preview_card_facts_and_forget_find_the_file(qtbot, window, library, cor
     assert window.statusBar().currentMessage() == "Forgot caf\ufffd notes.txt"  # shown, not dropped
 
 
+def test_copy_path_gives_the_files_name_not_the_stored_key(qtbot, window, corpus):
+    drop_and_wait(qtbot, window, [corpus])
+    type_query(qtbot, window, "honey nectar")
+    hit = window.results.current_hit()
+    assert key_path(hit.path).name == os.fsdecode(b"caf\xe9 notes.txt")
+    menu = window.results.context_menu(window.results.currentIndex())
+    next(a for a in menu.actions() if a.text() == "Copy path").trigger()
+    assert QApplication.clipboard().text() == qt_files.display_path(key_path(hit.path))
+    assert QApplication.clipboard().text().endswith("caf\ufffd notes.txt")
+
+
 def test_a_dropped_file_named_in_bytes_is_indexed(qtbot, window, library, corpus):
     path = Path(os.fsdecode(os.path.join(os.fsencode(corpus), b"caf\xe9 notes.txt")))
     mime = QMimeData()
