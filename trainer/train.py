@@ -32,14 +32,26 @@ import numpy as np
 import torch
 
 from engine.config import DataPaths, data_paths
-from engine.errors import BabelfindError, InputError
+from engine.errors import InputError
 from trainer import checkpoint as ckpt
 # what scores a run lives in trainer.config, which front ends import without torch
 from trainer.config import PAIR_METRIC, SENTENCE_METRIC, STS_METRIC, TrainConfig
-from trainer.corpus import Corpus, CorpusFilter, CorpusSource, CorpusStats, load_corpus
+from trainer.corpus import Corpus, CorpusFilter, CorpusSource, load_corpus
 from trainer.distributed import barrier, gather_with_grad, world
 from trainer.model import SentenceModel, resolve_base_model, torch_encode
-from trainer.pairs import PairFilter, PairSet, PairStats, load_pairs
+from trainer.pairs import PairFilter, PairSet, load_pairs
+# the events and errors live where front ends import them without torch; also re-exported here
+from trainer.train_events import (  # noqa: F401
+    TrainCheckpoint,
+    TrainEval,
+    TrainEvent,
+    TrainFinished,
+    TrainingDivergedError,
+    TrainingError,
+    TrainStarted,
+    TrainStep,
+    TrainWarning,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,85 +60,6 @@ EVAL_MAX_LEN = 256  # STS sentences at evaluation are not cut to the training le
 HELD_OUT_SENTENCES = 1000
 HELD_OUT_FILE = "held_out.json"  # the base model's and the best checkpoint's pair scores
 HELD_OUT_SENTENCES_FILE = "held_out_sentences.json"  # same for held-out corpus sentences
-
-
-class TrainingError(BabelfindError):
-    """Training cannot go on; `checkpoint` is the last good one (or None)."""
-
-    def __init__(self, message: str, checkpoint: Path | None = None):
-        self.checkpoint = checkpoint
-        super().__init__(message)
-
-
-class TrainingDivergedError(TrainingError):
-    """The loss or a gradient became NaN/inf or impossibly large."""
-
-
-# -- events -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class TrainStarted:
-    config: TrainConfig  # resolved: pooling, prefix and device filled in
-    corpus: CorpusStats | None  # None when training on translation pairs alone
-    pairs: PairStats | None
-    total_steps: int
-    steps_per_epoch: int
-    start_step: int  # > 0 when resumed
-    device: str
-    world_size: int
-    metric: str | None = None  # what scores the run: STS_METRIC, PAIR_METRIC, SENTENCE_METRIC
-
-
-@dataclass(frozen=True)
-class TrainStep:
-    step: int  # optimiser steps done, 1-based
-    total: int
-    loss: float
-    lr: float
-    eta_s: float  # seconds left at the recent pace
-    epoch: int  # 0-based
-
-
-@dataclass(frozen=True)
-class TrainEval:
-    step: int  # 0: the base model, before any update
-    metric: str  # STS_METRIC or PAIR_METRIC
-    score: float  # x 100: Spearman, or top-1 retrieval accuracy in percent
-    best_score: float
-    best_step: int
-    is_best: bool
-    pairs: dict | None = None  # the full `PairReport` on held-out pairs, when there are some
-    sentences: dict | None = None  # the `SentenceReport` on held-out corpus sentences, likewise
-
-
-@dataclass(frozen=True)
-class TrainCheckpoint:
-    step: int
-    path: Path
-
-
-@dataclass(frozen=True)
-class TrainWarning:
-    message: str  # e.g. the micro-batch was halved after a CUDA out-of-memory
-
-
-@dataclass(frozen=True)
-class TrainFinished:
-    best_checkpoint: Path  # OUT/best: model/ (transformers folder) [+ head.pt]
-    best_step: int
-    best_score: float | None  # None without STS data or held-out pairs
-    metric: str | None
-    steps: int
-    run_dir: Path
-    config: TrainConfig
-    # held-out pairs' PairReport of the base model and of the best checkpoint:
-    # {"base": {...}, "best": {...}}, or None when no pairs were held out
-    held_out: dict | None = None
-    # the same for held-out corpus sentences (`SentenceReport`), when they scored the run
-    held_out_sentences: dict | None = None
-
-
-TrainEvent = TrainStarted | TrainStep | TrainEval | TrainCheckpoint | TrainWarning | TrainFinished
 
 
 # -- setup --------------------------------------------------------------------------------

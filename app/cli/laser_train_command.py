@@ -123,7 +123,7 @@ def drive(events):
     from tqdm import tqdm
 
     from trainer.laser_student import StudentFinished, StudentStage, StudentStarted
-    from trainer.train import TrainEval, TrainStep, TrainWarning
+    from trainer.train_events import TrainEval, TrainStep, TrainWarning
 
     bar, result, stage = None, None, None
     try:

@@ -147,7 +147,7 @@ def _drive(events):
     """Prints corpus counts, shows a progress bar with the loss; returns TrainFinished."""
     from tqdm import tqdm
 
-    from trainer.train import TrainEval, TrainFinished, TrainStarted, TrainStep, TrainWarning
+    from trainer.train_events import TrainEval, TrainFinished, TrainStarted, TrainStep, TrainWarning
 
     bar, result = None, None
     try:

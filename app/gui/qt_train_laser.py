@@ -129,7 +129,7 @@ class QtLaserPage(QWizardPage):
 
     def _on_event(self, event) -> None:
         from trainer.laser_student import StudentStage, StudentStarted
-        from trainer.train import TrainStep, TrainWarning
+        from trainer.train_events import TrainStep, TrainWarning
 
         if isinstance(event, StudentStage):
             self.progress.setRange(0, max(1, event.total))

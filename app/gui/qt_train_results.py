@@ -142,7 +142,7 @@ class QtRunPage(QWizardPage):
         self.resume_button.hide()
 
     def _on_event(self, event) -> None:
-        from trainer.train import TrainEval, TrainStarted, TrainStep, TrainWarning
+        from trainer.train_events import TrainEval, TrainStarted, TrainStep, TrainWarning
 
         if isinstance(event, TrainStarted):
             c = event.config
@@ -170,7 +170,7 @@ class QtRunPage(QWizardPage):
             self.messages.setText(event.message)
 
     def _on_returned(self, last) -> None:
-        from trainer.train import TrainFinished
+        from trainer.train_events import TrainFinished
 
         if isinstance(last, TrainFinished):
             self.wizard().finished = last
