@@ -45,12 +45,10 @@ def progress_text(event: IndexProgress) -> str:
         parts.append(f"{event.passages:,} passages")
     if event.rate > 0:
         parts.append(f"{event.rate:.1f} {unit}/s")
-    if event.files_done >= event.files_total:
-        pass  # the last event: nothing is left, and "about 0 s left" reads like a lie
-    elif event.eta_s is not None:
-        parts.append(f"about {duration_text(event.eta_s)} left")
-    elif event.files_total:
-        parts.append("estimating the time left")
+    # the last event says nothing of time: "about 0 s left" reads like a lie
+    if event.files_done < event.files_total:
+        parts.append(f"about {duration_text(event.eta_s)} left" if event.eta_s is not None
+                     else "estimating the time left")
     return "  ·  ".join(parts)
 
 

@@ -165,7 +165,7 @@ def test_indexed_files_swapped_before_they_are_hashed_again(library, tmp_path):
 @pytest.mark.parametrize("name", ["pairs.txt", "book.epub"])
 def test_mining_reads_no_fifo_and_no_dev_zero(tmp_path, kind, name):
     path = tmp_path / name
-    path.write_text("placeholder", encoding="utf-8")
+    path.write_text("a regular file until swap() replaces it", encoding="utf-8")
     swap(path, kind)
     with pytest.raises(NotRegularFileError, match="not a regular file"):
         read_sentences(path)
