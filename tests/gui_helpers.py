@@ -10,7 +10,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 # QDragEnterEvent takes a QPoint up to PySide6 6.11 (6.12 adds QPointF and deprecates
 # QPoint); QDropEvent has always taken a QPointF.
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWizard
 
 from app.gui.qt_main_window import QtMainWindow
 
@@ -64,3 +64,22 @@ def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     return root
+
+
+def next_page(qtbot, wizard) -> None:
+    """Clicks the wizard's Next, as a user would; fails when Next is disabled."""
+    button = wizard.button(QWizard.WizardButton.NextButton)
+    assert button.isEnabled(), f"Next is disabled on {wizard.currentPage().title()!r}"
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def start_tiny_run_on_cpu(qtbot, wizard, **settings: int | float) -> None:
+    """From the train wizard's hyper-parameter page: sets `settings` (lr=1e-3,
+    max_steps=4, ...: the page's fields), keeps the advanced defaults, runs on the CPU."""
+    hyper = wizard.hyper_page
+    for name, value in settings.items():
+        getattr(hyper, name).setValue(value)
+    next_page(qtbot, wizard)
+    next_page(qtbot, wizard)  # the advanced page, as it is
+    wizard.device_page.choose("cpu")
+    next_page(qtbot, wizard)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import csv
 
 import pytest
+from gui_helpers import next_page, start_tiny_run_on_cpu
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWizard
 
 from app.gui.qt_train_wizard import QtTrainWizard
 from app.gui.qt_worker import running_workers
@@ -53,12 +53,6 @@ def library(babelfind_home, tmp_path):
     lib.close()
 
 
-def next_page(qtbot, wizard) -> None:
-    button = wizard.button(QWizard.WizardButton.NextButton)
-    assert button.isEnabled(), f"Next is disabled on {wizard.currentPage().title()!r}"
-    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-
-
 def test_pairs_from_the_library_train_the_active_model_and_it_can_be_undone(qtbot, library):
     wizard = QtTrainWizard(library, sts_dir=None)
     qtbot.addWidget(wizard)
@@ -84,16 +78,7 @@ def test_pairs_from_the_library_train_the_active_model_and_it_can_be_undone(qtbo
     next_page(qtbot, wizard)
 
     assert wizard.currentPage() is wizard.hyper_page  # the active model is the base
-    hyper = wizard.hyper_page
-    hyper.lr.setValue(5e-3)
-    hyper.batch_size.setValue(8)
-    hyper.max_len.setValue(24)
-    hyper.max_steps.setValue(4)
-    hyper.eval_steps.setValue(2)
-    next_page(qtbot, wizard)
-    next_page(qtbot, wizard)
-    wizard.device_page.choose("cpu")
-    next_page(qtbot, wizard)
+    start_tiny_run_on_cpu(qtbot, wizard, lr=5e-3, batch_size=8, max_len=24, max_steps=4, eval_steps=2)
 
     with (wizard.work_dir / "reviewed-pairs.tsv").open(encoding="utf-8") as f:
         written = [(row[1], row[2]) for row in csv.reader(f, delimiter="\t")]
@@ -180,17 +165,10 @@ def test_a_cancelled_pair_run_resumes_from_its_last_checkpoint(qtbot, library):
     qtbot.mouseClick(page.find_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(page.isComplete, timeout=TIMEOUT_MS)
     next_page(qtbot, wizard)
-    hyper = wizard.hyper_page
-    hyper.lr.setValue(5e-3)
-    hyper.batch_size.setValue(8)
-    hyper.max_len.setValue(24)
-    hyper.epochs.setValue(100)  # 3 steps an epoch: far more steps than the test waits for
-    hyper.max_steps.setValue(60)
-    hyper.eval_steps.setValue(10)  # and a checkpoint every 10 steps
-    next_page(qtbot, wizard)
-    next_page(qtbot, wizard)
-    wizard.device_page.choose("cpu")
-    next_page(qtbot, wizard)
+    # 3 steps an epoch, so 100 epochs: far more steps than the test waits for; and a
+    # checkpoint every 10 steps
+    start_tiny_run_on_cpu(qtbot, wizard, lr=5e-3, batch_size=8, max_len=24, epochs=100,
+                          max_steps=60, eval_steps=10)
 
     run = wizard.run_page
     qtbot.waitUntil(lambda: run.run_config is not None, timeout=10_000)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gui_helpers import next_page
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWizard
 
@@ -13,12 +14,6 @@ from laser_models import training_sentences
 from tiny_models import register_tiny_model
 
 TRAIN_TIMEOUT_MS = 240_000
-
-
-def next_page(qtbot, wizard) -> None:
-    button = wizard.button(QWizard.WizardButton.NextButton)
-    assert button.isEnabled(), f"Next is disabled on {wizard.currentPage().title()!r}"
-    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
 def open_laser_page(qtbot, library, tmp_path) -> QtTrainWizard:

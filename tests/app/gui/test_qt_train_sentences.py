@@ -4,8 +4,8 @@ the active model is the base, held-out sentences score the run, the run folder i
 from __future__ import annotations
 
 import pytest
+from gui_helpers import next_page, start_tiny_run_on_cpu
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWizard
 
 from app.gui import qt_files
 from app.gui.qt_train_wizard import QtTrainWizard
@@ -32,12 +32,6 @@ def library(babelfind_home, tmp_path):
     lib.close()
 
 
-def next_page(qtbot, wizard) -> None:
-    button = wizard.button(QWizard.WizardButton.NextButton)
-    assert button.isEnabled(), f"Next is disabled on {wizard.currentPage().title()!r}"
-    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-
-
 def test_without_sts_data_held_out_sentences_score_the_active_model(qtbot, library, tmp_path,
                                                                     monkeypatch):
     _, corpus = tiny_training_inputs(tmp_path / "mine", sentences=240, seed=2)
@@ -53,16 +47,7 @@ def test_without_sts_data_held_out_sentences_score_the_active_model(qtbot, libra
     assert wizard.base_page.choice.itemData(0) == "a-tiny-other"
     assert wizard.base_page.base() == "tiny-base"  # the active model, not the first listed
     next_page(qtbot, wizard)
-    hyper = wizard.hyper_page
-    hyper.lr.setValue(1e-3)
-    hyper.batch_size.setValue(8)
-    hyper.max_len.setValue(16)
-    hyper.max_steps.setValue(4)
-    hyper.eval_steps.setValue(2)
-    next_page(qtbot, wizard)
-    next_page(qtbot, wizard)
-    wizard.device_page.choose("cpu")
-    next_page(qtbot, wizard)
+    start_tiny_run_on_cpu(qtbot, wizard, lr=1e-3, batch_size=8, max_len=16, max_steps=4, eval_steps=2)
 
     run = wizard.run_page
     qtbot.waitUntil(run.isComplete, timeout=TIMEOUT_MS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from gui_helpers import next_page
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel, QWizard
 
@@ -25,12 +26,6 @@ def inputs(tmp_path):
     sts = tmp_path / "data" / "sts" / "original"
     write_sts_tree(sts)
     return model, corpus, sts
-
-
-def next_page(qtbot, wizard) -> None:
-    button = wizard.button(QWizard.WizardButton.NextButton)
-    assert button.isEnabled(), f"Next is disabled on {wizard.currentPage().title()!r}"
-    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
 def set_up_run(qtbot, wizard, model, corpus, *, max_steps: int) -> None:
