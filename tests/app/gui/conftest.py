@@ -1,4 +1,5 @@
-"""GUI test fixtures: QSettings in a temp folder, and no thread may outlive its test."""
+"""GUI test fixtures: QSettings in a temp folder, no thread may outlive its test, and
+`opened` records what the window would open instead of launching it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from helpers import WordEncoder
 from PySide6.QtCore import QSettings
 
+from app.gui import qt_files
 from app.gui.qt_main_window import QtMainWindow
 from app.gui.qt_worker import running_workers
 from engine.config import data_paths
@@ -53,3 +55,12 @@ def window(qtbot, library):
     win.show()
     yield win
     win.shutdown()
+
+
+@pytest.fixture
+def opened(monkeypatch):
+    """(action, path) of every file the window opens or shows in its folder, launching nothing."""
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(qt_files, "open_file", lambda p: calls.append(("open", str(p))) or True)
+    monkeypatch.setattr(qt_files, "show_in_folder", lambda p: calls.append(("folder", str(p))) or True)
+    return calls

@@ -37,14 +37,6 @@ def indexed(qtbot, window, tmp_path):
     return corpus
 
 
-@pytest.fixture
-def opened(monkeypatch):
-    calls: list[tuple[str, str]] = []
-    monkeypatch.setattr(qt_files, "open_file", lambda p: calls.append(("open", str(p))) or True)
-    monkeypatch.setattr(qt_files, "show_in_folder", lambda p: calls.append(("folder", str(p))) or True)
-    return calls
-
-
 def shown_names(window) -> list[str]:
     model = window.results.model()
     return [Path(model.index(r, 0).data(window.results_model.PathRole)).name for r in range(model.rowCount())]

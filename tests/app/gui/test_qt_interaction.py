@@ -10,7 +10,6 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 
-from app.gui import qt_files
 from app.gui.qt_main_window import QtMainWindow
 from app.gui.qt_search_bar import language_item_text
 
@@ -29,14 +28,6 @@ def indexed(qtbot, window, tmp_path):
     corpus = write_files(tmp_path / "corpus", CORPUS)
     drop_and_wait(qtbot, window, [corpus])
     return corpus
-
-
-@pytest.fixture
-def opened(monkeypatch):
-    calls: list[tuple[str, str]] = []
-    monkeypatch.setattr(qt_files, "open_file", lambda p: calls.append(("open", str(p))) or True)
-    monkeypatch.setattr(qt_files, "show_in_folder", lambda p: calls.append(("folder", str(p))) or True)
-    return calls
 
 
 def test_keyboard_ctrl_f_up_down_and_enter(qtbot, window, indexed, opened):
