@@ -37,6 +37,7 @@ from engine.errors import InputError
 from engine.events import DocumentHit, PassageHit, SearchResults
 from engine.highlight import HighlightTerms, match_spans
 from engine.index.keyword_index import KeywordIndex, KeywordQuery
+from engine.index.keyword_tokens import names_identifier
 from engine.index.live_index import LiveIndex
 from engine.query import ParsedQuery
 from engine.index.fusion import ScoreBaseline, fuse, score_baseline
@@ -72,15 +73,16 @@ class SearchConfig:
     # identifier found whole (share ~0.4) outweighs the dense spread of near-identical
     # documents; docs/search.md gives the measurements.
     keyword_weight: float = 3.0
-    # For a query in a recognised language (a sentence, not an identifier or a name),
-    # partial keyword matches count less (engine.index.fusion.keyword_bonus): the share
-    # is multiplied by (share / keyword_full_share) ** sentence_keyword_power below a
-    # full match, and weighs sentence_keyword_weight. Measured on all three dev sets
-    # (docs/benchmarks.md, "Search quality"): it takes cross-lingual STS-B fused from
-    # 0.447 to 0.587 top-1 and leaves the invoices (1.000) and the mixed folder (0.886).
+    # For a query in a recognised language that names no identifier (is_sentence),
+    # partial keyword matches count for almost nothing (engine.index.fusion.keyword_bonus):
+    # the share is multiplied by (share / keyword_full_share) ** sentence_keyword_power
+    # below a full match, and weighs sentence_keyword_weight. Measured on all three dev
+    # sets (docs/benchmarks.md, "Search quality"): cross-lingual STS-B fused goes from
+    # 0.447 (3 x share) to 0.597, equal to dense, and the invoices (1.000) and the mixed
+    # folder (0.886) stay.
     keyword_power: float = 0.0  # the same for other queries: identifiers keep full weight
-    sentence_keyword_power: float = 4.0
-    sentence_keyword_weight: float = 2.0
+    sentence_keyword_power: float = 8.0
+    sentence_keyword_weight: float = 1.0
     keyword_full_share: float = 0.45  # share of a passage holding every query word once
     # Dense candidates fetched at first; doubled while the last is still above the floor.
     dense_fetch: int = 256
@@ -151,7 +153,14 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     terms = HighlightTerms.of(query)
     unanswered = config.weak_when_unanswered and unanswered_query(query, words_found, language)
     return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
-                      unanswered, sentence=language is not None)
+                      unanswered, sentence=is_sentence(query, language))
+
+
+def is_sentence(query: ParsedQuery, language: str | None) -> bool:
+    """Whether partial keyword matches count less for this query (fusion.keyword_bonus): it is
+    text in a recognised language and names no identifier. "why does ffi_prep_closure_loc
+    fail" is a lookup, however English: the passage holding the identifier must win."""
+    return language is not None and not any(names_identifier(w) for w in query.keyword_words)
 
 
 def unanswered_query(query: ParsedQuery, words_found: bool, language: str | None) -> bool:

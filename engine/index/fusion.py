@@ -68,7 +68,7 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None
     """(ranking scores float32 [n], how each matched: "both"/"meaning"/"keywords"/"" [n]).
 
     "" marks a passage below both floors: the caller drops it. `sentence`: the query is
-    text in a recognised language, not an identifier or a name (see keyword_bonus).
+    text in a recognised language naming no identifier (engine.search.is_sentence).
     """
     n = len(keyword)
     by_words = keyword >= config.min_keyword_share
@@ -106,13 +106,13 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None
 def keyword_bonus(keyword: np.ndarray, config: SearchConfig, sentence: bool = False) -> np.ndarray:
     """The keyword part of the fused score before its weight: the BM25 share, discounted
     while it is below a full match's (`keyword_full_share`, every query word once) by
-    (share / full) ** power; the power is `sentence_keyword_power` for a query in a
-    recognised language, else `keyword_power`.
+    (share / full) ** power; the power is `sentence_keyword_power` for a sentence
+    (engine.search.is_sentence), else `keyword_power`.
 
     Why: a passage holding some of a sentence's words (a share of 0.1-0.3) must not
     outvote one that matches its meaning in another language, which no keyword can
-    match, while an identifier or a name (no language: "FA-2024-5521", "Oliver
-    Whitfield") is exactly what keywords are for (docs/benchmarks.md, "Search quality")."""
+    match, while an identifier or a name ("FA-2024-5521", "Oliver Whitfield", also
+    inside a question) is exactly what keywords are for (docs/benchmarks.md, "Search quality")."""
     keyword = np.asarray(keyword, np.float32)
     power = config.sentence_keyword_power if sentence else config.keyword_power
     if power == 0:

@@ -45,6 +45,13 @@ _JOINER_RUN = re.compile(rf"{_JOINERS}+")
 # Boundaries inside a part: letter->digit, digit->letter, lower->Upper ("closureLoc").
 _CASE_DIGIT = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])|(?<=[a-z])(?=[A-Z])")
 _FOLDABLE_BASE = re.compile(r"[\u0000-\u052f\u1e00-\u1fff]")  # Latin, Greek, Cyrillic
+# What sets a code apart from a word of prose: a letter against a digit ("x86", "0x800f0922"),
+# capitals joined to digits ("FA-2024-5521", "COVID-19"), an underscore or "::" between
+# word characters, or a dot, slash, @, # or + between a word and more ("foo.py", "ASN.1").
+# Not: numbers ("6.1", "$29.42"), units ("85-mph"), abbreviations ("U.S."), "woman's".
+_CODE_LIKE = re.compile(
+    r"[^\W\d_]\d|\d[^\W\d_]|[A-Z][-./:]\d|\d[-./:][A-Z]|[^\W_]_[^\W_]|::"
+    r"|[^\W\d_]{2}[./@#+][^\W_]|[^\W_][./@#+][^\W\d_]{2}")
 
 
 class Token(NamedTuple):
@@ -72,6 +79,13 @@ def fold(word: str) -> str:
             continue  # an accent on a Latin, Greek or Cyrillic letter
         out.append(ch)
     return unicodedata.normalize("NFC", "".join(out))
+
+
+def names_identifier(word: str) -> bool:
+    """Whether a query word names a code rather than being a word of a sentence
+    ("FA-2024-5521", "x86", "ffi_prep_closure_loc", "std::vector", "ASN.1"; not "1996",
+    "6.1", "85-mph", "U.S.", "woman's", "key-board")."""
+    return _CODE_LIKE.search(word) is not None
 
 
 def tokenize(text: str) -> list[Token]:

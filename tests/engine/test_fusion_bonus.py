@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from engine.index.fusion import ScoreBaseline, fuse, keyword_bonus
-from engine.search import SearchConfig
+from engine.index.keyword_index import KeywordQuery
+from engine.query import parse_query
+from engine.search import SearchConfig, is_sentence
 
 SHARES = np.array([0.0, 0.1, 0.2, 0.45, 0.8], np.float32)
 
@@ -17,7 +19,8 @@ def test_identifiers_keep_their_share_and_sentences_lose_partial_matches():
     np.testing.assert_allclose(keyword_bonus(SHARES, config, sentence=False), SHARES)
     sentence = keyword_bonus(SHARES, config, sentence=True)
     assert sentence[3] == pytest.approx(0.45) and sentence[4] == pytest.approx(0.8)  # full matches stay
-    assert sentence[1] == pytest.approx(0.1 * (0.1 / 0.45) ** 4) and sentence[2] < 0.2 * 0.05
+    power = config.sentence_keyword_power
+    assert sentence[1] == pytest.approx(0.1 * (0.1 / 0.45) ** power) and sentence[2] < 0.2 * 0.05
     assert np.all(np.diff(sentence) >= 0)  # still monotonic: more words, more points
 
 
@@ -32,3 +35,19 @@ def test_a_sentence_query_ranks_a_cross_lingual_paraphrase_above_a_partial_word_
     as_identifier, _ = fuse(cosine, keyword, baseline, "fused", config, sentence=False)
     assert as_sentence[0] > as_sentence[1]
     assert as_identifier[1] > as_identifier[0]  # an identifier-like query trusts the words
+
+
+def test_a_sentence_that_names_an_identifier_is_a_lookup():
+    assert is_sentence(parse_query("The man is eating."), "en")
+    assert is_sentence(parse_query("Claudette hit the mid-Texas coast July 15 with 85-mph wind"), "en")
+    assert not is_sentence(parse_query("why does ffi_prep_closure_loc fail"), "en")
+    assert not is_sentence(parse_query("Rechnung FA-2024-5521 bezahlt"), "de")
+    assert not is_sentence(parse_query("Oliver Whitfield"), None)  # no language: a name
+
+
+def test_auxiliaries_and_question_words_are_not_keywords():
+    """"Can you do this?" names no topic; "can" alone once made a passage about sour fruit
+    a full keyword match."""
+    assert KeywordQuery.of(["How", "can", "I", "export", "pairs?"]).terms == ["export", "pairs"]
+    assert KeywordQuery.of(["Wie", "kann", "ich", "Paare", "exportieren"]).terms == ["paare", "exportieren"]
+    assert KeywordQuery.of(["Can", "you", "do", "this"]).terms  # nothing else: the words are all there is

@@ -94,6 +94,21 @@ def test_identifier_parts_match_and_modes_differ(open_library, tmp_path):
         library.search("closure", mode="sparse")
 
 
+def test_an_identifier_inside_a_sentence_outranks_a_near_miss_in_meaning(open_library, tmp_path):
+    """The question is English, so it is a sentence; it names an identifier, so the
+    passage holding that identifier wins over the one that shares the question's other words."""
+    library = open_library()
+    index(library, write(tmp_path / "c", {
+        "crash.txt": "The handler ffi_prep_closure_loc returned an error on the camera.",
+        "near.txt": "Why does the closure fail when it is prepared? Why does the closure fail so often?",
+        # "fail" and "closure" are common words here, as in any real folder; the identifier is not
+        **{f"note{i}.txt": f"Note {i}: pumps fail in winter; the road closure lasts a week." for i in range(8)},
+    }))
+    hits = library.search("why does ffi_prep_closure_loc fail", k=2)
+    assert names(hits)[0] == "crash.txt", [(h.path, h.score) for h in hits]
+    assert names(library.search("why does ffi_prep_closure_loc fail", k=2, mode="dense"))[0] == "near.txt"
+
+
 def test_cjk_and_accent_insensitive_keyword_matches(open_library, tmp_path):
     library = open_library()
     index(library, write(tmp_path / "c", {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from engine.index.keyword_tokens import fold, index_terms, tokenize
+import pytest
+
+from engine.index.keyword_tokens import fold, index_terms, names_identifier, tokenize
 
 
 def test_case_and_accent_folding():
@@ -53,3 +55,15 @@ def test_common_words_leave_matching_only_in_large_collections():
     assert pruned.groups == ((("fa_2024_5521",), ("5521",)),)
     assert _without_common_words(query, frequencies, 1000) == query  # small: every word kept
     assert not _without_common_words(KeywordQuery.of(["the"]), frequencies, 10_000)
+
+
+@pytest.mark.parametrize("word", ["FA-2024-5521", "x86", "0x800f0922", "Z6III", "ffi_prep_closure_loc",
+                                  "std::vector", "foo.py", "ASN.1", "asn1Parser", "COVID-19", "user@host"])
+def test_codes_are_identifiers(word):
+    assert names_identifier(word)
+
+
+@pytest.mark.parametrize("word", ["1996", "6.1", "$29.42", "3%", "85-mph", "30-day", "U.S.", "e.g.",
+                                  "woman's", "key-board", "mid-Texas", "NoMa", "Größe"])
+def test_words_and_numbers_of_prose_are_not(word):
+    assert not names_identifier(word)
