@@ -41,7 +41,7 @@ from engine.index.live_index import LiveIndex
 from engine.langid import detect_language
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
-from engine.query import ParsedQuery, parse_query
+from engine.query import parse_query, with_filters
 from engine.scan import key_path, path_key
 from engine.search import Mode, SearchConfig, SearchIndexes, run_search
 from engine.store import Store
@@ -353,7 +353,7 @@ class Library:
                        encoder: Encoder | None = None, mode: Mode = "fused",
                        config: SearchConfig | None = None) -> SearchResults:
         """Like `search`, with how many documents match in all and per language."""
-        parsed = _with_filters(parse_query(query), languages, path_prefix, file_types)
+        parsed = with_filters(parse_query(query), languages, path_prefix, file_types)
         if parsed.is_empty:
             return SearchResults((), 0, {})
         self._catch_up()  # documents another process indexed meanwhile
@@ -436,27 +436,6 @@ class Library:
     def _check_model(self) -> None:
         if self.encoder.name != self.live.generation.model_name:
             raise ModelMismatchError(self.live.generation.model_name, self.encoder.name)
-
-
-def _with_filters(parsed: ParsedQuery, languages: Collection[str] | None, path_prefix: str | None,
-                  file_types: Collection[str] | None) -> ParsedQuery:
-    """The parsed query with the caller's filters added (both must hold)."""
-    from dataclasses import replace
-
-    changes: dict = {}
-    if languages:
-        wanted = frozenset(languages)
-        changes["languages"] = parsed.languages & wanted if parsed.languages else wanted
-    if file_types:
-        wanted = frozenset(t.lower().lstrip(".") for t in file_types)
-        changes["file_types"] = parsed.file_types & wanted if parsed.file_types else wanted
-        if not changes["file_types"]:
-            changes["file_types"] = frozenset({"\0none"})  # disjoint filters: nothing matches
-    if path_prefix:
-        changes["path_prefix"] = path_prefix if not parsed.path_prefix else max(parsed.path_prefix, path_prefix, key=len)
-    if languages and not changes["languages"]:
-        changes["languages"] = frozenset({"\0none"})
-    return replace(parsed, **changes) if changes else parsed
 
 
 def _load_encoder(name: str | None, paths: DataPaths, defer: bool = False) -> Encoder:

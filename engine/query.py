@@ -19,7 +19,8 @@ A malformed part raises a QuerySyntaxError subclass naming the part.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -180,3 +181,28 @@ def _latest(values) -> float | None:
 def _earliest(values) -> float | None:
     values = list(values)
     return min(values) if values else None
+
+
+def with_filters(parsed: ParsedQuery, languages: Collection[str] | None, path_prefix: str | None,
+                 file_types: Collection[str] | None) -> ParsedQuery:
+    """The parsed query with the caller's filters added; both must hold.
+
+        >>> with_filters(parse_query("bees lang:de"), {"de", "fr"}, None, None).languages
+        frozenset({'de'})
+
+    Disjoint filters (`lang:de` typed, French picked in the window's facet) match nothing.
+    """
+    changes: dict = {}
+    if languages:
+        wanted = frozenset(languages)
+        changes["languages"] = parsed.languages & wanted if parsed.languages else wanted
+    if file_types:
+        wanted = frozenset(t.lower().lstrip(".") for t in file_types)
+        changes["file_types"] = parsed.file_types & wanted if parsed.file_types else wanted
+        if not changes["file_types"]:
+            changes["file_types"] = frozenset({"\0none"})  # disjoint filters: nothing matches
+    if path_prefix:
+        changes["path_prefix"] = path_prefix if not parsed.path_prefix else max(parsed.path_prefix, path_prefix, key=len)
+    if languages and not changes["languages"]:
+        changes["languages"] = frozenset({"\0none"})
+    return replace(parsed, **changes) if changes else parsed

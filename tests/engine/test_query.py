@@ -15,7 +15,7 @@ from engine.errors import (
     UnknownFilterError,
     UnknownLanguageError,
 )
-from engine.query import QUERY_HELP, parse_query
+from engine.query import QUERY_HELP, parse_query, with_filters
 
 
 def test_words_phrases_exclusions_and_filters():
@@ -65,3 +65,14 @@ def test_malformed_parts_raise_typed_errors_naming_the_part(text, error):
 def test_help_names_every_filter():
     for key in ("lang:", "type:", "path:", "after:", "before:", '"exact phrase"', "-word"):
         assert key in QUERY_HELP
+
+
+def test_caller_filters_narrow_what_was_typed():
+    typed = parse_query("bees lang:de type:pdf path:/a")
+    both = with_filters(typed, {"de", "fr"}, "/a/b", {".PDF", "txt"})
+    assert both.languages == {"de"} and both.file_types == {"pdf"} and both.path_prefix == "/a/b"
+    assert with_filters(parse_query("bees"), {"fr"}, None, None).languages == {"fr"}
+    disjoint = with_filters(typed, {"fr"}, None, {"docx"})
+    assert "de" not in disjoint.languages and "fr" not in disjoint.languages
+    assert "pdf" not in disjoint.file_types and "docx" not in disjoint.file_types
+    assert with_filters(typed, None, None, None) is typed
