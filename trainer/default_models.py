@@ -195,7 +195,7 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
     progress(0.0, "reading the weights")
     state, config, tokenizer_json, q4_blocks = (_e5_weights() if model.name == DEFAULT_MODEL
                                                 else (*_minilm_weights(), None))
-    if variants or _int8_would_be_built(model.name):
+    if q4_blocks is not None and (variants or _int8_would_be_built(model.name)):
         q4_blocks = None  # fp16 and int8 are made from fp32 MatMuls
     register_bert(state, config, tokenizer_json, model.name, pooling=model.pooling,
                   prefixes=model.prefixes, max_length=model.max_length, languages=model.languages,
