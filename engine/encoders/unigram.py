@@ -8,7 +8,7 @@
 tokenizer.json, nearly all of it building its unigram model (a byte trie over 250k
 pieces); the JSON itself parses in a tenth of that. A one-shot search tokenises one
 short query, so this module keeps the pieces, their scores and the normaliser's
-single-codepoint rules in one .npz and runs the same Viterbi search in Python.
+single-codepoint rules in one .npz (8 MB) and runs the same Viterbi search in Python.
 
 It reproduces tokenizers' pipeline exactly (normaliser: charsmap rules per grapheme,
 strip, collapse and escape spaces; Metaspace; unigram Viterbi with fused unknowns;
@@ -35,6 +35,10 @@ from engine.errors import ModelError
 log = logging.getLogger(__name__)
 
 COMPACT_FILE = "tokenizer.unigram.npz"
+# 2: pieces in sorted arrays by length (1-4, 5-8, 9-16 characters), int32 ids, float32 scores where exact (8 MB
+# for XLM-R's 250k pieces); files without it hold one array padded to the longest piece
+# (20 MB) and still load.
+LAYOUT = 2
 METASPACE = "\u2581"
 UNK_PENALTY = 10.0  # tokenizers' K_UNK_PENALTY: an unknown character scores min_score - 10
 # Categories whose characters can extend a grapheme (marks, format characters such as
@@ -61,17 +65,17 @@ _EXPECTED_PRE_TOKENIZER = {"type": "Metaspace", "replacement": METASPACE,
 class CompactUnigram:
     """Unigram tokenizer from a COMPACT_FILE; `encode` gives tokenizers' ids or None.
 
-    The pieces are a sorted fixed-width string array: a text's candidate substrings are
-    looked up all at once with `np.searchsorted`, so loading builds no Python dict.
+    The pieces are sorted fixed-width string arrays, a few by piece length: a text's
+    candidate substrings are looked up at once per array with `np.searchsorted`, so
+    loading builds no Python dict, and short pieces are not padded to the longest's width.
     """
 
-    def __init__(self, sorted_pieces: np.ndarray, sorted_ids: np.ndarray, scores: np.ndarray,
-                 rules: dict[int, str], meta: dict):
-        self.sorted_pieces = sorted_pieces  # <U{longest} [V], sorted
-        self.sorted_ids = sorted_ids  # int64 [V]: vocabulary id of each sorted piece
-        self.scores = scores  # float64 [V] by id, as tokenizers reads them (f64)
+    def __init__(self, buckets: list[tuple[int, int, np.ndarray, np.ndarray]],
+                 scores: np.ndarray, rules: dict[int, str], meta: dict):
+        # (shortest, longest span, sorted <U{longest} pieces, vocabulary id of each)
+        self.buckets = buckets
+        self.scores = scores  # float32 or float64 [V] by id; summed in float64 as tokenizers does
         self.rules = rules  # codepoint -> replacement, for str.translate
-        self.longest = int(sorted_pieces.dtype.itemsize // 4)
         self.vocab_size = int(meta["vocab_size"])
         self.unk_id, self.bos_id, self.eos_id = meta["unk_id"], meta["bos_id"], meta["eos_id"]
         self.unk_score = float(meta["min_score"]) - UNK_PENALTY
@@ -79,19 +83,20 @@ class CompactUnigram:
 
     @classmethod
     def load(cls, path: Path) -> CompactUnigram:
-        """Reads a COMPACT_FILE; ModelError naming it when it is damaged."""
+        """Reads a COMPACT_FILE (either layout); ModelError naming it when it is damaged."""
         try:
             with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in ("pieces", "ids", "scores", "rule_sources")}
-                targets = data["rule_targets"].tolist()
                 meta = json.loads(bytes(data["meta"]).decode("utf-8"))
-        except (OSError, ValueError, KeyError, EOFError) as e:
+                buckets = _read_buckets(data)
+                scores = data["scores"]
+                sources, targets = data["rule_sources"], data["rule_targets"].tolist()
+        except (OSError, ValueError, KeyError, EOFError, TypeError) as e:
             raise ModelError(f"compact tokenizer file is damaged: {path} ({e})", path) from e
-        sizes = {len(arrays["pieces"]), len(arrays["ids"]), len(arrays["scores"])}
-        if len(sizes) != 1 or len(arrays["rule_sources"]) != len(targets):
+        count = sum(len(pieces) for _, _, pieces, _ in buckets)
+        if (any(len(pieces) != len(ids) for _, _, pieces, ids in buckets) or count != len(scores)
+                or len(sources) != len(targets)):
             raise ModelError(f"compact tokenizer file is damaged: {path} (sizes differ)", path)
-        rules = dict(zip(arrays["rule_sources"].tolist(), targets))
-        return cls(arrays["pieces"], arrays["ids"], arrays["scores"], rules, meta)
+        return cls(buckets, scores, dict(zip(sources.tolist(), targets)), meta)
 
     def handles(self, text: str) -> bool:
         """True when every grapheme of `text` is one codepoint and no special token is in it."""
@@ -112,12 +117,19 @@ class CompactUnigram:
     def _matches(self, text: str) -> list[tuple[int, int, int]]:
         """(start, end, id) of every vocabulary piece in `text`, by start then length."""
         size = len(text)
-        spans = [(i, j) for i in range(size) for j in range(i + 1, min(size, i + self.longest) + 1)]
-        candidates = np.array([text[i:j] for i, j in spans], dtype=self.sorted_pieces.dtype)
-        where = np.minimum(np.searchsorted(self.sorted_pieces, candidates), len(self.sorted_pieces) - 1)
-        hits = np.flatnonzero(self.sorted_pieces[where] == candidates)
-        ids = self.sorted_ids[where[hits]].tolist()
-        return [(*spans[h], pid) for h, pid in zip(hits.tolist(), ids)]
+        found = []
+        for shortest, longest, pieces, ids in self.buckets:
+            spans = [(i, j) for i in range(size)
+                     for j in range(i + shortest, min(size, i + longest) + 1)]
+            if not spans:
+                continue
+            candidates = np.array([text[i:j] for i, j in spans], dtype=pieces.dtype)
+            where = np.minimum(np.searchsorted(pieces, candidates), len(pieces) - 1)
+            hits = np.flatnonzero(pieces[where] == candidates)
+            found += [(*spans[h], pid) for h, pid in zip(hits.tolist(), ids[where[hits]].tolist())]
+        if len(self.buckets) > 1:
+            found.sort()
+        return found
 
     def _viterbi(self, text: str) -> list[int]:
         """Best-scoring pieces, as tokenizers' Unigram.encode_optimized finds them (ties
@@ -174,18 +186,50 @@ def compile_compact(tokenizer_json: Path, dest: Path) -> bool:
             "eos_id": data["post_processor"]["special_tokens"][_special(template[2])]["ids"][0],
             "min_score": min(score for _, score in model["vocab"]), "specials": specials}
     tmp = dest.with_name(dest.name + ".tmp.npz")
-    text_pieces = np.array(pieces)  # <U{longest}
-    order = np.argsort(text_pieces, kind="stable")
-    np.savez(tmp, pieces=text_pieces[order], ids=order.astype(np.int64),
-             scores=np.array([score for _, score in model["vocab"]], dtype=np.float64),
-             rule_sources=np.array(list(single), dtype=np.int64),
+    np.savez(tmp, **_bucket_arrays(pieces), scores=_compact_scores([s for _, s in model["vocab"]]),
+             rule_sources=np.array(list(single), dtype=np.int32),
              rule_targets=np.array(list(single.values()), dtype=f"U{max(map(len, single.values()), default=1)}"),
-             meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8))
+             meta=np.frombuffer(json.dumps(meta | {"layout": LAYOUT}).encode("utf-8"), dtype=np.uint8))
     if not _agrees(CompactUnigram.load(tmp), tokenizer_json):
         tmp.unlink()
         return False
     tmp.replace(dest)
     return True
+
+
+def _bucket_arrays(pieces: list[str]) -> dict[str, np.ndarray]:
+    """pieces_A_B (sorted <UB) and ids_A_B (int32) for the pieces of A to B characters,
+    in buckets 1-4, 5-8, 9-16, ...: little padding, and few lookups per text."""
+    lengths = np.array([len(piece) for piece in pieces])
+    arrays, shortest = {}, 1
+    while shortest <= lengths.max(initial=0):
+        longest = max(4, 2 * (shortest - 1))
+        ids = np.flatnonzero((lengths >= shortest) & (lengths <= longest))
+        if len(ids):
+            group = np.array([pieces[i] for i in ids.tolist()], dtype=f"U{longest}")
+            order = np.argsort(group, kind="stable")
+            arrays[f"pieces_{shortest}_{longest}"] = group[order]
+            arrays[f"ids_{shortest}_{longest}"] = ids[order].astype(np.int32)
+        shortest = longest + 1
+    return arrays
+
+
+def _compact_scores(scores: list[float]) -> np.ndarray:
+    """The scores as float32 when that keeps every value exactly (XLM-R's do), else float64."""
+    exact = np.array(scores, dtype=np.float64)
+    small = exact.astype(np.float32)
+    return small if np.array_equal(small.astype(np.float64), exact) else exact
+
+
+def _read_buckets(data) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+    """The piece buckets of either layout: one per length, or (files made before the
+    layout was recorded) one array of all pieces padded to the longest."""
+    if "pieces" in data.files:
+        pieces = data["pieces"]
+        return [(1, pieces.dtype.itemsize // 4, pieces, data["ids"])]
+    spans = sorted(tuple(map(int, name.split("_")[1:])) for name in data.files
+                   if name.startswith("pieces_"))
+    return [(a, b, data[f"pieces_{a}_{b}"], data[f"ids_{a}_{b}"]) for a, b in spans]
 
 
 def _special(item: dict) -> str:

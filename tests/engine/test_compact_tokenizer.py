@@ -102,3 +102,46 @@ def test_identical_ids_to_tokenizer_json_on_tatoeba(default_models, shared_data)
                 handled += 1
                 assert ids == encoding.ids, (path.name, line)
     assert handled >= 0.9 * total  # marks send Thai, Hindi... to tokenizers; most stay
+
+
+def test_pieces_are_stored_by_length_with_small_ids_and_exact_scores(pair, unigram_json):
+    from tokenizers import Tokenizer
+
+    with np.load(unigram_json.with_name(COMPACT_FILE)) as data:
+        buckets = {name: data[name] for name in data.files if name.startswith("pieces_")}
+        assert data["scores"].dtype == np.float32  # the source's scores are float32
+        assert {data[name].dtype for name in data.files if name.startswith("ids_")} == {np.dtype(np.int32)}
+    assert set(buckets) == {"pieces_1_4", "pieces_5_8"}
+    assert max(b.dtype.itemsize // 4 for b in buckets.values()) == 8
+    vocab = Tokenizer.from_file(str(unigram_json)).get_vocab_size()
+    assert sum(map(len, buckets.values())) == vocab
+
+
+def test_files_of_the_earlier_layout_still_load_and_agree(pair, unigram_json, tmp_path):
+    """One array of every piece padded to the longest, int64 ids, float64 scores."""
+    compact, reference = pair
+    with np.load(unigram_json.with_name(COMPACT_FILE)) as data:
+        arrays = {name: data[name] for name in data.files}
+    by_id = {}
+    for name in [n for n in arrays if n.startswith("pieces_")]:
+        by_id |= dict(zip(arrays["ids" + name.removeprefix("pieces")].tolist(), arrays[name].tolist()))
+    pieces = np.array([by_id[i] for i in range(len(by_id))])
+    order = np.argsort(pieces, kind="stable")
+    old = tmp_path / "old.npz"
+    np.savez(old, pieces=pieces[order], ids=order.astype(np.int64),
+             scores=arrays["scores"].astype(np.float64), rule_sources=arrays["rule_sources"],
+             rule_targets=arrays["rule_targets"], meta=arrays["meta"])
+    earlier = CompactUnigram.load(old)
+    rng = random.Random(2)
+    texts = ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 30))) for _ in range(200)]
+    for text, encoding in zip(texts, reference.encode_batch(texts)):
+        assert earlier.encode(text, 16) == compact.encode(text, 16) == encoding.ids, text
+
+
+def test_compact_file_whose_arrays_disagree_in_size_names_it(pair, unigram_json, tmp_path):
+    with np.load(unigram_json.with_name(COMPACT_FILE)) as data:
+        arrays = {name: data[name] for name in data.files}
+    path = tmp_path / COMPACT_FILE
+    np.savez(path, **(arrays | {"scores": arrays["scores"][:-1]}))
+    with pytest.raises(ModelError, match="sizes differ"):
+        CompactUnigram.load(path)

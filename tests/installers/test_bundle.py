@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,7 @@ def bundle_env(home: Path, **extra: str) -> dict:
 def test_both_executables_side_by_side(bundle):
     for name in ("babelfind", "babelfind-gui"):
         assert os.access(bundle / name, os.X_OK), name
-    assert any((bundle / "_internal" / "models").glob("*/manifest.json"))
+    assert any((bundle / "_internal" / "models").glob("*.zip"))
 
 
 def test_no_torch_inside_the_bundle(bundle):
@@ -83,13 +84,22 @@ def test_bundled_cli_indexes_and_searches_with_the_models_it_carries(bundle, tmp
     assert "beekeeping_en.md" in search.stdout
     listed = subprocess.run([str(bundle / "babelfind"), "models", "list"], capture_output=True,
                             text=True, env=env, timeout=120)
-    assert "multilingual-e5-small" in listed.stdout and "all-minilm-l6-v2" in listed.stdout
-    for folder in (bundle / "_internal" / "models").iterdir():  # the very files it carries
-        if (folder / "manifest.json").is_file():
-            carried = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["files"]
-            installed = json.loads((tmp_path / "home" / "models" / folder.name / "manifest.json")
-                                   .read_text(encoding="utf-8"))["files"]
-            assert installed == carried
+    assert "multilingual-e5-small" in listed.stdout
+    assert "all-minilm-l6-v2" not in listed.stdout  # the multilingual default serves English
+    carried = list((bundle / "_internal" / "models").glob("*.zip"))
+    assert [archive.stem for archive in carried] == ["multilingual-e5-small"]
+    for archive in carried:  # the very files it carries, extracted and checked
+        with zipfile.ZipFile(archive) as zf:
+            files = json.loads(zf.read(f"{archive.stem}/manifest.json"))["files"]
+        installed = json.loads((tmp_path / "home" / "models" / archive.stem / "manifest.json")
+                               .read_text(encoding="utf-8"))["files"]
+        assert installed == files
+
+
+def test_one_executable_and_a_link_for_the_window(bundle):
+    """On Linux the window's executable is a link to the CLI's: one module archive."""
+    assert (bundle / "babelfind-gui").is_symlink()
+    assert (bundle / "babelfind-gui").resolve() == (bundle / "babelfind").resolve()
 
 
 def test_bundled_cli_reports_and_refuses_training(bundle, tmp_path):

