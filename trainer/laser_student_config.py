@@ -46,6 +46,9 @@ class StudentConfig:
     # + weight x in-batch InfoNCE against the teacher's vectors: cosine alone lets a small
     # student settle near the targets' shared directions without telling sentences apart
     contrastive_weight: float = 1.0
+    # start the token embeddings from the teacher's table (trainer.laser_student_init):
+    # ~20k sentences are too few to learn which pieces of two languages mean the same
+    init_from_teacher: bool = True
     temperature: float = 0.05
     max_grad_norm: float = 5.0  # LSTMs need clipping against exploding gradients
     seed: int = 42

@@ -61,3 +61,15 @@ def test_train_laser_needs_sentences_and_a_free_name(teacher, capsys):
     assert "--corpus" in capsys.readouterr().err
     assert main(train_argv(teacher, "--minutes", "0")) == 1
     assert "--minutes must be > 0" in capsys.readouterr().err
+
+
+def test_random_embeddings_turns_the_teacher_rows_off(teacher, tmp_path):
+    import argparse
+
+    from app.cli.laser_train_command import build_config, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    default = build_config(parser.parse_args(train_argv(teacher)), data_paths())
+    opted_out = build_config(parser.parse_args(train_argv(teacher, "--random-embeddings")), data_paths())
+    assert default.init_from_teacher and not opted_out.init_from_teacher
