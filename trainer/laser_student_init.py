@@ -115,9 +115,13 @@ def fit_rows(rows: np.ndarray, mapped: np.ndarray, embed_dim: int,
     known = rows[mapped].astype(np.float64)
     mean = known.mean(axis=0)
     centred = known - mean
-    # principal axes of the mapped rows: the directions along which the teacher tells pieces apart
-    _u, _s, axes = np.linalg.svd(centred, full_matrices=False)  # axes [min(n, D), D]
-    keep = min(embed_dim, axes.shape[0])
+    # principal axes of the mapped rows: the directions along which the teacher tells pieces
+    # apart (eigenvectors of the D x D covariance: cheaper than an SVD of the V x D rows)
+    spread, vectors = np.linalg.eigh(centred.T @ centred)  # ascending
+    spread, axes = np.clip(spread[::-1], 0, None), vectors[:, ::-1].T  # axes [D, D], largest first
+    keep = min(embed_dim, axes.shape[0], len(known) - 1)
+    log.info("teacher rows -> %d dims: %.0f%% of their variance kept", embed_dim,
+             100 * spread[:keep].sum() / max(spread.sum(), 1e-12))
     projected = centred @ axes[:keep].T  # [n, keep]
     projected /= max(float(np.sqrt((projected ** 2).sum(axis=1).mean() / embed_dim)), 1e-12)
     out = np.zeros((len(rows), embed_dim), dtype=np.float32)
