@@ -145,7 +145,7 @@ class _Run:
         if embeddings is not None:  # [vocab, embed_dim] from the teacher's table
             with torch.no_grad():
                 self.model.embed_tokens.weight.copy_(torch.from_numpy(embeddings))
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr)
+        self.optimizer = torch.optim.Adam(self._parameter_groups(), lr=config.lr)
         warmup = max(1, int(WARMUP_SHARE * self.total))
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: min(
             (s + 1) / warmup, max(0.0, (self.total - s) / max(1, self.total - warmup))))
@@ -154,6 +154,16 @@ class _Run:
         self.last_checkpoint = None
         if resume:
             self._restore()
+
+    def _parameter_groups(self) -> list[dict]:
+        """The LSTMs at `lr`; the embeddings at lr x embedding_lr_scale, or frozen at 0."""
+        embedding = self.model.embed_tokens.weight
+        others = [p for p in self.model.parameters() if p is not embedding]
+        scale = self.config.embedding_lr_scale
+        if scale == 0:
+            embedding.requires_grad_(False)
+            return [{"params": others}]
+        return [{"params": others}, {"params": [embedding], "lr": self.config.lr * scale}]
 
     def _restore(self) -> None:
         last = ckpt.latest_checkpoint(self.out)

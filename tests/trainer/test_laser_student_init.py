@@ -8,6 +8,7 @@ import torch
 from tokenizers import Tokenizer
 
 from engine.config import DataPaths
+from engine.errors import InputError
 from engine.encoders.embedding_table import EmbeddingTable
 from engine.encoders.laser_tokenizer import SPECIAL_IDS
 from engine.models import get_manifest, model_dir
@@ -153,3 +154,32 @@ def test_a_teacher_without_a_table_warns_and_trains_from_random_rows(home, tmp_p
     assert any(isinstance(e, TrainWarning) and "no token embedding table" in e.message
                for e in events)
     assert isinstance(events[-1], StudentFinished)
+
+
+def trained_weights(home, out, **overrides) -> dict:
+    paths, corpus = home
+    config = StudentConfig(teacher="tiny", corpus=(str(corpus),), out_dir=out, steps=6,
+                           eval_steps=100, held_out=0, **({k: v for k, v in SMALL.items()
+                                                           if k != "held_out"} | overrides))
+    events = list(train_student(config, paths=paths))
+    return torch.load(events[-1].best_checkpoint, weights_only=True)["model"]
+
+
+def test_embedding_lr_scale_slows_or_freezes_the_teacher_rows(home, tmp_path):
+    from trainer.laser_vocab import read_student_vocab
+
+    moved = {scale: trained_weights(home, tmp_path / f"s{scale}", embedding_lr_scale=scale)
+             for scale in (1.0, 0.1, 0.0)}
+    dictionary = read_student_vocab(tmp_path / "s0.0" / "vocab").dictionary
+    start = torch.from_numpy(teacher_embedding_rows(dictionary, "tiny", 16, paths=home[0], seed=42))
+    shift = {s: float((w["embed_tokens.weight"] - start).abs().max()) for s, w in moved.items()}
+    assert shift[0.0] == 0.0 < shift[0.1] < shift[1.0]
+    # frozen embeddings, training LSTMs: their weights are not those of a run that hardly moved
+    still = trained_weights(home, tmp_path / "still", lr=1e-12)["lstm.weight_ih_l0"]
+    assert (moved[0.0]["lstm.weight_ih_l0"] - still).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("scale", [-0.1, 1.5])
+def test_embedding_lr_scale_outside_0_1_is_refused(scale, tmp_path):
+    with pytest.raises(InputError, match="embedding_lr_scale"):
+        StudentConfig(teacher="t", corpus=("x",), out_dir=tmp_path, embedding_lr_scale=scale)
