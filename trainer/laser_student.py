@@ -6,8 +6,9 @@
 
 The run: read the corpus (and pairs), learn a SentencePiece vocabulary on it
 (trainer.laser_vocab), encode every target text once with the teacher's ONNX encoder (cached
-in the run folder), then train LaserLstm (embedding, stacked BiLSTM, max-pooling over time,
-as LASER) so that its unit vector of a text matches the teacher's vector, centred (the
+in the run folder), start the student's token embeddings from the teacher's embedding table
+(trainer.laser_student_init), then train LaserLstm (embedding, stacked BiLSTM, max-pooling
+over time, as LASER) so that its unit vector of a text matches the teacher's vector, centred (the
 teacher's mean vector taken out, see `centred`): the loss is 1 - cosine (MSE between unit
 vectors is the same up to a factor 2), over the text itself and, with pairs, over its
 translation (trainer.laser_student_data). The BiLSTM has teacher dim / 2
