@@ -191,7 +191,9 @@ def train(args, home: Path, teacher) -> tuple[object, dict]:
     corpus, pairs = write_training_data(args.shared, home / "data", args.wiki)
     config = StudentConfig(teacher=TEACHER, corpus=(str(corpus),), one_per_line=True,
                            pairs=tuple(map(str, pairs)), out_dir=home / "run", threads=args.threads,
-                           steps=args.steps, time_limit_s=args.minutes * 60, eval_steps=100)
+                           steps=args.steps, time_limit_s=args.minutes * 60, eval_steps=100,
+                           init_from_teacher=not args.random_embeddings,
+                           embedding_lr_scale=args.embedding_lr_scale)
     started, finished, log_rows = time.monotonic(), None, []
     for event in train_student(config, paths=paths, teacher=teacher):
         if isinstance(event, TrainStep):
@@ -222,6 +224,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=None, help="default: 3 epochs")
     parser.add_argument("--minutes", type=float, default=20.0, help="training time limit")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--random-embeddings", action="store_true",
+                        help="the student's embeddings start random (the first baseline)")
+    parser.add_argument("--embedding-lr-scale", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_laser_student")
     parser.add_argument("--out", type=Path)

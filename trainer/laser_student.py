@@ -6,8 +6,9 @@
 
 The run: read the corpus (and pairs), learn a SentencePiece vocabulary on it
 (trainer.laser_vocab), encode every target text once with the teacher's ONNX encoder (cached
-in the run folder), then train LaserLstm (embedding, stacked BiLSTM, max-pooling over time,
-as LASER) so that its unit vector of a text matches the teacher's vector, centred (the
+in the run folder), start the student's token embeddings from the teacher's embedding table
+(trainer.laser_student_init), then train LaserLstm (embedding, stacked BiLSTM, max-pooling
+over time, as LASER) so that its unit vector of a text matches the teacher's vector, centred (the
 teacher's mean vector taken out, see `centred`): the loss is 1 - cosine (MSE between unit
 vectors is the same up to a factor 2), over the text itself and, with pairs, over its
 translation (trainer.laser_student_data). The BiLSTM has teacher dim / 2
@@ -41,6 +42,7 @@ from trainer.corpus import CorpusFilter, CorpusSource, CorpusStats, load_corpus
 from trainer.laser_student_config import StudentConfig
 from trainer.laser_student_data import (check_dim, length_batches, pad_batch, read_pairs,
                                         student_items, teacher_vectors)
+from trainer.laser_student_init import teacher_embedding_rows
 from trainer.laser_student_model import new_student
 from trainer.pairs import PairStats
 from trainer.train import TrainCheckpoint, TrainEval, TrainingDivergedError, TrainStep, TrainWarning
@@ -125,7 +127,7 @@ class _Run:
     """One student run's state; `train_student` drives it and yields the events."""
 
     def __init__(self, config: StudentConfig, data: _Data, dictionary: dict, token_rows: list,
-                 targets: np.ndarray, resume: bool):
+                 targets: np.ndarray, resume: bool, embeddings: np.ndarray | None = None):
         self.config, self.data, self.out = config, data, Path(config.out_dir)
         self.device = "cuda" if config.device == "cuda" or (
             config.device == "auto" and torch.cuda.is_available()) else "cpu"
@@ -141,7 +143,10 @@ class _Run:
         self.params = files.student_params(len(dictionary), config.embed_dim,
                                            check_dim(targets.shape[1]), config.num_layers)
         self.model = new_student(self.params).to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr)
+        if embeddings is not None:  # [vocab, embed_dim] from the teacher's table
+            with torch.no_grad():
+                self.model.embed_tokens.weight.copy_(torch.from_numpy(embeddings))
+        self.optimizer = torch.optim.Adam(self._parameter_groups(), lr=config.lr)
         warmup = max(1, int(WARMUP_SHARE * self.total))
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: min(
             (s + 1) / warmup, max(0.0, (self.total - s) / max(1, self.total - warmup))))
@@ -150,6 +155,16 @@ class _Run:
         self.last_checkpoint = None
         if resume:
             self._restore()
+
+    def _parameter_groups(self) -> list[dict]:
+        """The LSTMs at `lr`; the embeddings at lr x embedding_lr_scale, or frozen at 0."""
+        embedding = self.model.embed_tokens.weight
+        others = [p for p in self.model.parameters() if p is not embedding]
+        scale = self.config.embedding_lr_scale
+        if scale == 0:
+            embedding.requires_grad_(False)
+            return [{"params": others}]
+        return [{"params": others}, {"params": [embedding], "lr": self.config.lr * scale}]
 
     def _restore(self) -> None:
         last = ckpt.latest_checkpoint(self.out)
@@ -279,8 +294,16 @@ def train_student(config: StudentConfig, *, resume: bool = False, paths: DataPat
                                          data.targets, out / files.TEACHER_CACHE)
     del teacher  # its ONNX session is not needed any more
     targets = centred(targets)
+    embeddings = None
+    if config.init_from_teacher and not resume:  # a resumed run loads its own weights
+        yield StudentStage("teacher embeddings", 0, 1)
+        embeddings = teacher_embedding_rows(vocab.dictionary, config.teacher, config.embed_dim,
+                                            paths=paths, seed=config.seed)
+        if embeddings is None:
+            yield TrainWarning(f"{config.teacher} has no token embedding table; the student's "
+                               "embeddings start random")
     rows = files.tokenize(vocab, data.texts, config.max_len)
-    run = _Run(config, data, vocab.dictionary, rows, targets, resume)
+    run = _Run(config, data, vocab.dictionary, rows, targets, resume, embeddings)
     yield StudentStarted(config, data.corpus, data.pairs, len(data.train),
                          len(vocab.dictionary) - 4, targets.shape[1], run.total, run.state.step,
                          run.device)

@@ -46,6 +46,12 @@ class StudentConfig:
     # + weight x in-batch InfoNCE against the teacher's vectors: cosine alone lets a small
     # student settle near the targets' shared directions without telling sentences apart
     contrastive_weight: float = 1.0
+    # start the token embeddings from the teacher's table (trainer.laser_student_init):
+    # ~20k sentences are too few to learn which pieces of two languages mean the same
+    init_from_teacher: bool = True
+    # the embeddings' learning rate as a share of `lr` (0: frozen). Below 1 the teacher's
+    # rows of pieces the corpus shows rarely stay where the teacher put them
+    embedding_lr_scale: float = 1.0
     temperature: float = 0.05
     max_grad_norm: float = 5.0  # LSTMs need clipping against exploding gradients
     seed: int = 42
@@ -75,6 +81,8 @@ class StudentConfig:
             raise InputError(f"time_limit_s must be > 0, got {self.time_limit_s}")
         if self.contrastive_weight < 0 or not self.temperature > 0:
             raise InputError("contrastive_weight must be >= 0 and temperature > 0")
+        if not 0 <= self.embedding_lr_scale <= 1:
+            raise InputError(f"embedding_lr_scale must be in [0, 1], got {self.embedding_lr_scale}")
         if self.held_out < 0:
             raise InputError(f"held_out must be >= 0, got {self.held_out}")
 

@@ -38,6 +38,10 @@ def register(subparsers) -> None:
     parser.add_argument("--vocab-size", type=at_least_one, default=8000, help="SentencePiece pieces")
     parser.add_argument("--layers", type=at_least_one, default=1, help="stacked BiLSTM layers")
     parser.add_argument("--embed-dim", type=at_least_one, default=256)
+    parser.add_argument("--random-embeddings", action="store_true",
+                        help="start the token embeddings random, not from the teacher's table")
+    parser.add_argument("--embedding-lr-scale", type=float, default=1.0, metavar="S",
+                        help="the embeddings' learning rate as a share of --lr (0: frozen)")
     parser.add_argument("--batch-size", type=at_least_one, default=64)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--threads", type=at_least_one, help="CPU threads for torch")
@@ -87,7 +91,8 @@ def build_config(args, paths):
         vocab_size=args.vocab_size, embed_dim=args.embed_dim, num_layers=args.layers,
         batch_size=args.batch_size, lr=args.lr, steps=args.steps, epochs=args.epochs,
         time_limit_s=args.minutes * 60 if args.minutes else None, threads=args.threads,
-        device=args.device, seed=args.seed)
+        device=args.device, seed=args.seed, init_from_teacher=not args.random_embeddings,
+        embedding_lr_scale=args.embedding_lr_scale)
 
 
 def run_train_laser(args) -> int:
