@@ -41,6 +41,9 @@ class TrainConfig:
     pair_holdout: float = 0.1  # share of pairs (20 to 2,000) kept apart to score the model
     pair_min_score: float | None = None  # drop pairs the finder scored below this margin
     mono_weight: float = 1.0  # with pairs AND a corpus: weight of the corpus's dropout views
+    # with a corpus: weight of 1 - cos(trained, base vector) of its sentences (learning
+    # without forgetting: the base's monolingual similarities stay); 0 turns it off
+    distill_weight: float = 0.0
     # -- the paper's hyper-parameters -------------------------------------------------------
     lam: float | None = 0.2  # mixing weight of the positive in a mixed negative; None: SimCSE
     tau: float = 0.05  # softmax temperature of the contrastive loss
@@ -82,6 +85,11 @@ class TrainConfig:
             raise InputError(f"pair_holdout must be in [0, 1), got {self.pair_holdout}")
         if not self.mono_weight >= 0:
             raise InputError(f"mono_weight must be >= 0, got {self.mono_weight}")
+        if not self.distill_weight >= 0:
+            raise InputError(f"distill_weight must be >= 0, got {self.distill_weight}")
+        if self.distill_weight and not self.uses_corpus:
+            raise InputError("distill_weight needs corpus sentences to keep near the base model "
+                             "(a corpus or a collection)")
         if self.lam is not None and not 0.0 < self.lam < 1.0:
             raise InputError(f"lambda must be in (0, 1), got {self.lam}")
         if not self.tau > 0:
@@ -119,18 +127,24 @@ class TrainConfig:
 
     @property
     def loss_weights(self) -> tuple[float, ...]:
-        """Weight of each contrastive term per step: pairs and/or the corpus's dropout views."""
+        """Weight of each contrastive term per step: pairs and/or the corpus's dropout views.
+
+        With pairs, the corpus's views are a step's second entry whenever a term needs
+        corpus sentences (the distillation alone may use them, at contrastive weight 0)."""
         if not self.pairs:
             return (1.0,)
-        return (1.0, self.mono_weight) if self.uses_corpus and self.mono_weight > 0 else (1.0,)
+        wanted = self.uses_corpus and (self.mono_weight > 0 or self.distill_weight > 0)
+        return (1.0, self.mono_weight) if wanted else (1.0,)
 
     def loss_bound(self) -> float:
-        """Largest loss unit vectors allow: log(#logits) + 2/tau per term, plus 1 of slack."""
+        """Largest loss unit vectors allow: log(#logits) + 2/tau per contrastive term, 2 per
+        distillation weight (1 - cos <= 2), plus 1 of slack."""
         import math
 
         logits = (3 if self.lam is not None else 2) * self.micro_batch
         one = math.log(logits) + 2 / self.tau
-        return self.max_loss if self.max_loss is not None else one * sum(self.loss_weights) + 1
+        bound = one * sum(self.loss_weights) + 2 * self.distill_weight + 1
+        return self.max_loss if self.max_loss is not None else bound
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -175,8 +189,10 @@ FIELD_HELP = {
     "device": "where training runs: a CUDA GPU when there is one, else the CPU",
     "seed": "the same seed and settings repeat a run exactly",
     "pairs": "translation pairs (TSV or TMX from Find parallel sentences) to learn from",
+    "distill_weight": "advanced: how strongly your sentences' vectors are held near the base "
+                      "model's, so similarity within a language does not drift (0: off)",
     "lam": "advanced: share of the positive in each mixed hard negative (0.2 in the paper)",
     "tau": "advanced: temperature; lower makes the model separate sentences more sharply",
 }
-ADVANCED_FIELDS = ("lam", "tau", "loss_variant", "loss_impl", "bidirectional", "stop_grad",
+ADVANCED_FIELDS = ("lam", "tau", "distill_weight", "loss_variant", "loss_impl", "bidirectional", "stop_grad",
                    "grad_accum", "weight_decay", "max_grad_norm", "bf16")
