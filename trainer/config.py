@@ -42,8 +42,10 @@ class TrainConfig:
     pair_min_score: float | None = None  # drop pairs the finder scored below this margin
     mono_weight: float = 1.0  # with pairs AND a corpus: weight of the corpus's dropout views
     # with a corpus: weight of 1 - cos(trained, base vector) of its sentences (learning
-    # without forgetting: the base's monolingual similarities stay); 0 turns it off
-    distill_weight: float = 0.0
+    # without forgetting: the base's monolingual similarities stay); 0 turns it off. None:
+    # 1/tau beside translation pairs (the pull of the pairs and the anchor on one scale,
+    # docs/benchmarks.md "Holding STS-B"), 0 for a corpus alone (MixCSE is meant to move it)
+    distill_weight: float | None = None
     # -- the paper's hyper-parameters -------------------------------------------------------
     lam: float | None = 0.2  # mixing weight of the positive in a mixed negative; None: SimCSE
     tau: float = 0.05  # softmax temperature of the contrastive loss
@@ -85,7 +87,7 @@ class TrainConfig:
             raise InputError(f"pair_holdout must be in [0, 1), got {self.pair_holdout}")
         if not self.mono_weight >= 0:
             raise InputError(f"mono_weight must be >= 0, got {self.mono_weight}")
-        if not self.distill_weight >= 0:
+        if self.distill_weight is not None and not self.distill_weight >= 0:
             raise InputError(f"distill_weight must be >= 0, got {self.distill_weight}")
         if self.distill_weight and not self.uses_corpus:
             raise InputError("distill_weight needs corpus sentences to keep near the base model "
@@ -126,6 +128,13 @@ class TrainConfig:
         return bool(self.corpus or self.collection)
 
     @property
+    def distill(self) -> float:
+        """The distillation weight in effect (`distill_weight`, or what None stands for)."""
+        if self.distill_weight is not None:
+            return self.distill_weight
+        return 1 / self.tau if self.pairs and self.uses_corpus else 0.0
+
+    @property
     def loss_weights(self) -> tuple[float, ...]:
         """Weight of each contrastive term per step: pairs and/or the corpus's dropout views.
 
@@ -133,7 +142,7 @@ class TrainConfig:
         corpus sentences (the distillation alone may use them, at contrastive weight 0)."""
         if not self.pairs:
             return (1.0,)
-        wanted = self.uses_corpus and (self.mono_weight > 0 or self.distill_weight > 0)
+        wanted = self.uses_corpus and (self.mono_weight > 0 or self.distill > 0)
         return (1.0, self.mono_weight) if wanted else (1.0,)
 
     def loss_bound(self) -> float:
@@ -143,7 +152,7 @@ class TrainConfig:
 
         logits = (3 if self.lam is not None else 2) * self.micro_batch
         one = math.log(logits) + 2 / self.tau
-        bound = one * sum(self.loss_weights) + 2 * self.distill_weight + 1
+        bound = one * sum(self.loss_weights) + 2 * self.distill + 1
         return self.max_loss if self.max_loss is not None else bound
 
     def to_dict(self) -> dict:
@@ -190,7 +199,8 @@ FIELD_HELP = {
     "seed": "the same seed and settings repeat a run exactly",
     "pairs": "translation pairs (TSV or TMX from Find parallel sentences) to learn from",
     "distill_weight": "advanced: how strongly your sentences' vectors are held near the base "
-                      "model's, so similarity within a language does not drift (0: off)",
+                      "model's, so similarity within a language does not drift (0: off; auto: 1/tau "
+                      "beside translation pairs)",
     "lam": "advanced: share of the positive in each mixed hard negative (0.2 in the paper)",
     "tau": "advanced: temperature; lower makes the model separate sentences more sharply",
 }

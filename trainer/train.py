@@ -212,7 +212,7 @@ class _Run:
         self.ddp = self._wrap_ddp()
         self.loss_fn = make_loss(config)
         self.anchor = None
-        if config.distill_weight > 0:  # the base, also on resume: the term's target never moves
+        if config.distill > 0:  # the base, also on resume: the term's target never moves
             from trainer.distill import BaseAnchor
 
             self.anchor = BaseAnchor.load(weights, config.pooling, self.device)
@@ -282,7 +282,7 @@ class _Run:
 
     def _accumulate(self, views: list[tuple[list[str], list[str]]]) -> float:
         """Backward of sum(weight * loss(view)) in micro-batches; each micro-batch is its
-        own contrastive batch. With `distill_weight`, the corpus's sentences (the last
+        own contrastive batch. With a distillation weight, the corpus's sentences (the last
         view) also add their distance from the base model. Returns the step's loss."""
         micro = self.state.micro_batch
         per_view = -(-len(views[0][0]) // micro)
@@ -292,7 +292,7 @@ class _Run:
                 if weight > 0:
                     chunks.append((self._contrastive, left[i:i + micro], right[i:i + micro], weight))
                 if self.anchor is not None and v == len(views) - 1:
-                    chunks.append((self._distill, left[i:i + micro], None, self.config.distill_weight))
+                    chunks.append((self._distill, left[i:i + micro], None, self.config.distill))
         total = 0.0
         for i, (term, left, right, weight) in enumerate(chunks):
             sync = i == len(chunks) - 1 or self.world_size == 1

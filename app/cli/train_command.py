@@ -43,9 +43,10 @@ def register(subparsers) -> None:
     parser.add_argument("--out", required=True, metavar="NAME", help="name of the new model")
     parser.add_argument("--mono-weight", type=_non_negative, default=1.0,
                         help="with --pairs and a corpus: weight of the corpus's dropout-view loss")
-    parser.add_argument("--distill-weight", type=_non_negative, default=0.0,
+    parser.add_argument("--distill-weight", type=_non_negative, default=None,
                         help="hold the corpus sentences' vectors near the base model's with this "
-                             "weight, so similarity within a language does not drift (0: off)")
+                             "weight, so similarity within a language does not drift (0: off; "
+                             "default: 1/tau with --pairs, 0 without)")
     parser.add_argument("--lam", type=_lam, default=0.2, help="MixCSE lambda; 'none' = SimCSE")
     parser.add_argument("--tau", type=float, default=0.05, help="temperature")
     parser.add_argument("--lr", type=float, default=3e-5, help="learning rate (1e-5 for large models)")

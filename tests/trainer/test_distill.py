@@ -121,3 +121,17 @@ def test_bad_distill_settings_are_clear_errors(tmp_path, inputs):
     write_pairs(tmp_path / "pairs.tsv", tiny_translations(64))
     with pytest.raises(InputError, match="needs corpus sentences"):
         TrainConfig(base=str(model), pairs=(str(tmp_path / "pairs.tsv"),), distill_weight=1.0)
+
+
+def test_the_default_weight_is_one_over_tau_beside_pairs_and_off_otherwise(tmp_path, inputs):
+    model, corpus = inputs
+    write_pairs(tmp_path / "pairs.tsv", tiny_translations(64))
+    pairs = (str(tmp_path / "pairs.tsv"),)
+    both = tiny_config(model, corpus, tmp_path / "run", pairs=pairs)
+    assert both.distill_weight is None and both.distill == pytest.approx(1 / both.tau)
+    assert tiny_config(model, corpus, tmp_path / "run", pairs=pairs, tau=0.1).distill == pytest.approx(10)
+    assert tiny_config(model, corpus, tmp_path / "run").distill == 0  # classic MixCSE moves the space
+    assert TrainConfig(base=str(model), pairs=pairs).distill == 0  # nothing to hold
+    assert tiny_config(model, corpus, tmp_path / "run", pairs=pairs, distill_weight=0.0).distill == 0
+    assert fresh_run(both).anchor is not None
+    assert fresh_run(tiny_config(model, corpus, tmp_path / "run")).anchor is None
