@@ -16,10 +16,15 @@ then scored on:
 * the same-language bias of bench_language_bias: English queries, their translations
   among as many unrelated English sentences, top-1 with the distractors (10 languages).
 
+`--runs mixcse+corpus in-batch+corpus` train English Wikipedia sentences beside the pairs
+(dropout views, `--mono-weight`, and the anchor to the base's vectors, `--distill-weight`).
+Settings are chosen on dev signals, never on the test sets above: `--dev-only` scores STS-B
+dev and its cross-lingual stand-in (bench/pair_training_dev.py), kept in dev-NAME.json.
+
 The defaults score everything in full; on a shared CPU the limits make a run fit (see
 docs/benchmarks.md for the command used). Trained checkpoints stay in
 bench/out/pair-training/ (one folder per setting, resumed or re-used when present), each
-model's scores in scores-NAME.json there; the table goes to stdout and the numbers to
+model's scores in scores-NAME.json there (NAME: the run folder's name, or base); the table goes to stdout and the numbers to
 bench/out/pair-training/results.json.
 """
 
