@@ -328,7 +328,7 @@ def main(argv=None) -> int:
     parser.add_argument("--distill-weight", type=float, default=None,
                         help="runs with the corpus: weight of the term keeping the Wikipedia "
                              "sentences' vectors near the base model's (default: TrainConfig's, "
-                             "1/tau; 0: off)")
+                             "5/tau; 0: off)")
     parser.add_argument("--dev-only", action="store_true",
                         help="score the dev signals only (to choose settings), no test set")
     parser.add_argument("--dev-stride", type=int, default=3,

@@ -46,7 +46,7 @@ def register(subparsers) -> None:
     parser.add_argument("--distill-weight", type=_non_negative, default=None,
                         help="hold the corpus sentences' vectors near the base model's with this "
                              "weight, so similarity within a language does not drift (0: off; "
-                             "default: 1/tau with --pairs and a corpus, else 0)")
+                             "default: 5/tau with --pairs and a corpus, else 0)")
     parser.add_argument("--lam", type=_lam, default=0.2, help="MixCSE lambda; 'none' = SimCSE")
     parser.add_argument("--tau", type=float, default=0.05, help="temperature")
     parser.add_argument("--lr", type=float, default=3e-5, help="learning rate (1e-5 for large models)")

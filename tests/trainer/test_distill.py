@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from engine.errors import InputError
 from engine.mining.bitext_io import write_pairs
 from train_helpers import tiny_config, tiny_training_inputs, tiny_translations
-from trainer.config import TrainConfig
+from trainer.config import DISTILL_PER_TAU, TrainConfig
 from trainer.distill import distill_loss
 from trainer.model import SentenceModel
 from trainer.train import TrainStep, _data_for, _Run, resolve_config, train
@@ -123,13 +123,13 @@ def test_bad_distill_settings_are_clear_errors(tmp_path, inputs):
         TrainConfig(base=str(model), pairs=(str(tmp_path / "pairs.tsv"),), distill_weight=1.0)
 
 
-def test_the_default_weight_is_one_over_tau_beside_pairs_and_off_otherwise(tmp_path, inputs):
+def test_the_default_weight_scales_with_one_over_tau_beside_pairs_and_is_off_otherwise(tmp_path, inputs):
     model, corpus = inputs
     write_pairs(tmp_path / "pairs.tsv", tiny_translations(64))
     pairs = (str(tmp_path / "pairs.tsv"),)
     both = tiny_config(model, corpus, tmp_path / "run", pairs=pairs)
-    assert both.distill_weight is None and both.distill == pytest.approx(1 / both.tau)
-    assert tiny_config(model, corpus, tmp_path / "run", pairs=pairs, tau=0.1).distill == pytest.approx(10)
+    assert both.distill_weight is None and both.distill == pytest.approx(DISTILL_PER_TAU / both.tau)
+    assert tiny_config(model, corpus, tmp_path / "run", pairs=pairs, tau=0.1).distill == pytest.approx(50)
     assert tiny_config(model, corpus, tmp_path / "run").distill == 0  # classic MixCSE moves the space
     assert TrainConfig(base=str(model), pairs=pairs).distill == 0  # nothing to hold
     assert tiny_config(model, corpus, tmp_path / "run", pairs=pairs, distill_weight=0.0).distill == 0
