@@ -16,10 +16,15 @@ then scored on:
 * the same-language bias of bench_language_bias: English queries, their translations
   among as many unrelated English sentences, top-1 with the distractors (10 languages).
 
+`--runs mixcse+corpus in-batch+corpus` train English Wikipedia sentences beside the pairs
+(dropout views, `--mono-weight`, and the anchor to the base's vectors, `--distill-weight`).
+Settings are chosen on dev signals, never on the test sets above: `--dev-only` scores STS-B
+dev and its cross-lingual stand-in (bench/pair_training_dev.py), kept in dev-NAME.json.
+
 The defaults score everything in full; on a shared CPU the limits make a run fit (see
 docs/benchmarks.md for the command used). Trained checkpoints stay in
 bench/out/pair-training/ (one folder per setting, resumed or re-used when present), each
-model's scores in scores-NAME.json there; the table goes to stdout and the numbers to
+model's scores in scores-NAME.json there (NAME: the run folder's name, or base); the table goes to stdout and the numbers to
 bench/out/pair-training/results.json.
 """
 
@@ -43,7 +48,8 @@ TATOEBA = DATA / "tatoeba" / "v1"
 PUD = DATA / "corpus" / "pud-parallel"
 WIKI = DATA / "corpus" / "wiki-en" / "wiki1m_for_simcse.head.txt"  # monolingual sentences
 # run name -> (MixCSE lambda, None for plain in-batch contrastive; whether WIKI trains too)
-RUNS = {"mixcse": (0.2, False), "in-batch": (None, False), "mixcse+corpus": (0.2, True)}
+RUNS = {"mixcse": (0.2, False), "in-batch": (None, False), "mixcse+corpus": (0.2, True),
+        "in-batch+corpus": (None, True)}
 STS2017 = DATA / "multilingual-sts" / "STS2017"
 OUT = REPO / "bench" / "out" / "pair-training"  # default of --out
 # PUD language -> its Tatoeba code
@@ -120,10 +126,7 @@ def trained(name: str, lam, args, corpus: bool = False) -> tuple[Path, dict]:
     from trainer.config import TrainConfig
     from trainer.train import TrainEval, TrainFinished, TrainStep, train
 
-    # one folder per setting, so a rerun with other settings neither reuses nor resumes it
-    run_dir = args.out / f"{name}-steps{args.steps}-batch{args.batch_size}-len{args.max_len}-lr{args.lr:g}"
-    if corpus:
-        run_dir = run_dir.with_name(run_dir.name + "-wiki")
+    run_dir = args.out / run_name(name, args, corpus)
     last = ckpt.latest_checkpoint(run_dir)
     held_file = run_dir / "bench_held_out.json"
     if last is not None and held_file.is_file() and last.name == f"step-{args.steps:08d}":
@@ -135,7 +138,7 @@ def trained(name: str, lam, args, corpus: bool = False) -> tuple[Path, dict]:
                          corpus=(str(WIKI),) if corpus else (),
                          lam=lam, batch_size=args.batch_size, max_len=args.max_len,
                          epochs=epochs, max_steps=args.steps, eval_steps=args.eval_steps,
-                         lr=args.lr, device="cpu", seed=42)
+                         lr=args.lr, device="cpu", seed=42, **loss_settings(args, corpus))
     started, held = time.monotonic(), {}
     for event in train(config, pairs=pairs, resume=last is not None):
         if isinstance(event, TrainEval):
@@ -150,6 +153,41 @@ def trained(name: str, lam, args, corpus: bool = False) -> tuple[Path, dict]:
                   file=sys.stderr, flush=True)
     held_file.write_text(json.dumps(held, indent=2))
     return ckpt.latest_checkpoint(run_dir) / "model", held
+
+
+def loss_settings(args, corpus: bool) -> dict:
+    """The TrainConfig fields the command line sets beyond the defaults (tau, and with the
+    corpus its weights)."""
+    settings = {} if args.tau is None else {"tau": args.tau}
+    if corpus:
+        settings["mono_weight"] = args.mono_weight
+        if args.distill_weight is not None:
+            settings["distill_weight"] = args.distill_weight
+    return settings
+
+
+def distill_weight(args, corpus: bool) -> float:
+    """The distillation weight a run trains with: --distill-weight, or TrainConfig's default."""
+    from trainer.config import TrainConfig
+
+    if not corpus:
+        return 0.0
+    return TrainConfig(pairs=("pairs",), corpus=("corpus",), **loss_settings(args, corpus)).distill
+
+
+def run_name(name: str, args, corpus: bool) -> str:
+    """One folder per setting, so a rerun with other settings neither reuses nor resumes it."""
+    parts = [name, f"steps{args.steps}", f"batch{args.batch_size}", f"len{args.max_len}", f"lr{args.lr:g}"]
+    settings = loss_settings(args, corpus)
+    if "tau" in settings:
+        parts.append(f"tau{settings['tau']:g}")
+    if corpus:
+        parts.append("wiki")
+        if settings["mono_weight"] != 1:
+            parts.append(f"mono{settings['mono_weight']:g}")
+        if distill_weight(args, corpus):
+            parts.append(f"distill{distill_weight(args, corpus):g}")
+    return "-".join(parts)
 
 
 def tatoeba_languages(unseen: int | None) -> list[str]:
@@ -219,9 +257,30 @@ def bias(encoder, n: int) -> float:
                           for lang in BIAS_LANGUAGES]))
 
 
+def dev(name: str, folder: Path, args) -> dict:
+    """STS-B dev and its cross-lingual stand-in (bench/pair_training_dev.py): what chooses
+    the settings. Kept in OUT/dev-NAME.json like the test scores."""
+    from pair_training_dev import dev_scores
+
+    return _cached(args.out / f"dev-{name}.json", {"model": str(folder), "stride": args.dev_stride},
+                   lambda: dev_scores(TorchEncoder(folder, name), args.dev_stride))
+
+
+def _cached(path: Path, settings: dict, compute) -> dict:
+    if path.is_file():
+        saved = json.loads(path.read_text())
+        if saved.get("settings") == settings:
+            return saved["result"]
+    result = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"settings": settings, "result": result}, indent=2))
+    return result
+
+
 def score(name: str, folder: Path, args) -> dict:
-    """The scores of one model, kept in OUT/scores-NAME.json for a rerun with the same
-    settings (an interrupted benchmark does not score twice)."""
+    """The test scores of one model, kept in OUT/scores-NAME.json for a rerun with the same
+    settings (an interrupted benchmark does not score twice). NAME is the run's folder name
+    (the settings it was trained with) or "base"."""
     settings = {k: getattr(args, k) for k in ("tatoeba_limit", "unseen_limit", "unseen_languages",
                                               "sts_limit", "bias_sentences")}
     settings["model"] = str(folder)
@@ -262,26 +321,56 @@ def main(argv=None) -> int:
                         help="trainings to compare with the base; mixcse+corpus adds English "
                              "Wikipedia sentences, whose dropout views hold monolingual similarity")
     parser.add_argument("--out", type=Path, default=OUT, help="checkpoints and results.json")
+    parser.add_argument("--tau", type=float, default=None,
+                        help="temperature of the training loss (default: TrainConfig's)")
+    parser.add_argument("--mono-weight", type=float, default=1.0,
+                        help="mixcse+corpus: weight of the Wikipedia sentences' dropout-view loss")
+    parser.add_argument("--distill-weight", type=float, default=None,
+                        help="runs with the corpus: weight of the term keeping the Wikipedia "
+                             "sentences' vectors near the base model's (default: TrainConfig's, "
+                             "5/tau; 0: off)")
+    parser.add_argument("--dev-only", action="store_true",
+                        help="score the dev signals only (to choose settings), no test set")
+    parser.add_argument("--dev-stride", type=int, default=3,
+                        help="every Nth pair of STS-B dev (and of stsb-multi-mt dev) for the dev signals")
     args = parser.parse_args(argv)
     args.unseen_limit = args.unseen_limit or args.tatoeba_limit
     from engine.config import data_paths
     from trainer.model import resolve_base_model
 
     # the base is scored first: a scoring problem shows before an hour of training
-    results = {"base": score("base", resolve_base_model("multilingual-e5-small", data_paths()).path, args)}
+    base = resolve_base_model("multilingual-e5-small", data_paths()).path
+    results = {"base": {"dev": dev("base", base, args)}}
+    if not args.dev_only:
+        results["base"] |= score("base", base, args)
     for name in args.runs:
         lam, corpus = RUNS[name]
         folder, held = trained(name, lam, args, corpus)
-        results[name] = score(name, folder, args) | {"held_out": held}
-    (args.out / "results.json").write_text(json.dumps({"args": vars(args) | {"out": str(args.out)},
-                                                       "results": results}, indent=2))
-    print("| model | Tatoeba err PUD langs | Tatoeba err other langs | STS-B | STS2017 cross | "
+        label = run_name(name, args, corpus)
+        results[label] = {"dev": dev(label, folder, args), "held_out": held}
+        if not args.dev_only:
+            results[label] |= score(label, folder, args)
+    (args.out / ("dev-results.json" if args.dev_only else "results.json")).write_text(
+        json.dumps({"args": vars(args) | {"out": str(args.out)}, "results": results}, indent=2))
+    print_tables(results, args.dev_only)
+    return 0
+
+
+def print_tables(results: dict, dev_only: bool) -> None:
+    print("| model | STS-B dev | cross dev, PUD languages | cross dev, unseen | held-out retrieval |")
+    print("|---|---|---|---|---|")
+    for name, r in results.items():
+        held = r.get("held_out", {}).get("last", {}).get("retrieval")
+        print(f"| {name} | {r['dev']['sts-b dev']:.2f} | {r['dev']['cross dev seen']:.2f} | "
+              f"{r['dev']['cross dev unseen']:.2f} | {'' if held is None else f'{held:.2f}'} |")
+    if dev_only:
+        return
+    print("\n| model | Tatoeba err PUD langs | Tatoeba err other langs | STS-B | STS2017 cross | "
           "bias top-1 (with English) |")
     print("|---|---|---|---|---|---|")
     for name, r in results.items():
         print(f"| {name} | {r['tatoeba']['pud']:.2f} | {r['tatoeba']['unseen']:.2f} | "
               f"{r['sts']['sts-b']:.2f} | {r['sts']['sts2017-cross']:.2f} | {100 * r['bias_top1']:.1f} |")
-    return 0
 
 
 if __name__ == "__main__":

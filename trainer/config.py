@@ -24,6 +24,11 @@ STS_METRIC = "STS-B dev Spearman"
 PAIR_METRIC = "held-out translation retrieval"
 SENTENCE_METRIC = "held-out sentence separation"  # trainer.sentence_eval
 DEVICES = ("auto", "cpu", "cuda")
+# The default anchor to the base beside translation pairs is this / tau (100 at tau 0.05):
+# the contrastive logits are cosines / tau, so it scales with them. Chosen on STS-B dev and
+# its cross-lingual stand-in, where 5/tau beat 1/tau on all three signals
+# (docs/benchmarks.md "Holding STS-B").
+DISTILL_PER_TAU = 5.0
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,11 @@ class TrainConfig:
     pair_holdout: float = 0.1  # share of pairs (20 to 2,000) kept apart to score the model
     pair_min_score: float | None = None  # drop pairs the finder scored below this margin
     mono_weight: float = 1.0  # with pairs AND a corpus: weight of the corpus's dropout views
+    # with a corpus: weight of 1 - cos(trained, base vector) of its sentences (learning
+    # without forgetting: the base's monolingual similarities stay); 0 turns it off. None:
+    # DISTILL_PER_TAU / tau beside translation pairs, 0 for a corpus alone (MixCSE is meant
+    # to move it)
+    distill_weight: float | None = None
     # -- the paper's hyper-parameters -------------------------------------------------------
     lam: float | None = 0.2  # mixing weight of the positive in a mixed negative; None: SimCSE
     tau: float = 0.05  # softmax temperature of the contrastive loss
@@ -82,6 +92,11 @@ class TrainConfig:
             raise InputError(f"pair_holdout must be in [0, 1), got {self.pair_holdout}")
         if not self.mono_weight >= 0:
             raise InputError(f"mono_weight must be >= 0, got {self.mono_weight}")
+        if self.distill_weight is not None and not self.distill_weight >= 0:
+            raise InputError(f"distill_weight must be >= 0, got {self.distill_weight}")
+        if self.distill_weight and not self.uses_corpus:
+            raise InputError("distill_weight needs corpus sentences to keep near the base model "
+                             "(a corpus or a collection)")
         if self.lam is not None and not 0.0 < self.lam < 1.0:
             raise InputError(f"lambda must be in (0, 1), got {self.lam}")
         if not self.tau > 0:
@@ -118,19 +133,32 @@ class TrainConfig:
         return bool(self.corpus or self.collection)
 
     @property
+    def distill(self) -> float:
+        """The distillation weight in effect (`distill_weight`, or what None stands for)."""
+        if self.distill_weight is not None:
+            return self.distill_weight
+        return DISTILL_PER_TAU / self.tau if self.pairs and self.uses_corpus else 0.0
+
+    @property
     def loss_weights(self) -> tuple[float, ...]:
-        """Weight of each contrastive term per step: pairs and/or the corpus's dropout views."""
+        """Weight of each contrastive term per step: pairs and/or the corpus's dropout views.
+
+        With pairs, the corpus's views are a step's second entry whenever a term needs
+        corpus sentences (the distillation alone may use them, at contrastive weight 0)."""
         if not self.pairs:
             return (1.0,)
-        return (1.0, self.mono_weight) if self.uses_corpus and self.mono_weight > 0 else (1.0,)
+        wanted = self.uses_corpus and (self.mono_weight > 0 or self.distill > 0)
+        return (1.0, self.mono_weight) if wanted else (1.0,)
 
     def loss_bound(self) -> float:
-        """Largest loss unit vectors allow: log(#logits) + 2/tau per term, plus 1 of slack."""
+        """Largest loss unit vectors allow: log(#logits) + 2/tau per contrastive term, 2 per
+        distillation weight (1 - cos <= 2), plus 1 of slack."""
         import math
 
         logits = (3 if self.lam is not None else 2) * self.micro_batch
         one = math.log(logits) + 2 / self.tau
-        return self.max_loss if self.max_loss is not None else one * sum(self.loss_weights) + 1
+        bound = one * sum(self.loss_weights) + 2 * self.distill + 1
+        return self.max_loss if self.max_loss is not None else bound
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -175,8 +203,11 @@ FIELD_HELP = {
     "device": "where training runs: a CUDA GPU when there is one, else the CPU",
     "seed": "the same seed and settings repeat a run exactly",
     "pairs": "translation pairs (TSV or TMX from Find parallel sentences) to learn from",
+    "distill_weight": "advanced: how strongly your sentences' vectors are held near the base "
+                      "model's, so similarity within a language does not drift (0: off; auto: 5/tau "
+                      "beside translation pairs)",
     "lam": "advanced: share of the positive in each mixed hard negative (0.2 in the paper)",
     "tau": "advanced: temperature; lower makes the model separate sentences more sharply",
 }
-ADVANCED_FIELDS = ("lam", "tau", "loss_variant", "loss_impl", "bidirectional", "stop_grad",
+ADVANCED_FIELDS = ("lam", "tau", "distill_weight", "loss_variant", "loss_impl", "bidirectional", "stop_grad",
                    "grad_accum", "weight_decay", "max_grad_norm", "bf16")

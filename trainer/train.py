@@ -211,6 +211,11 @@ class _Run:
         self.held_sentences = _read_json(self.out / HELD_OUT_SENTENCES_FILE) if last else {}
         self.ddp = self._wrap_ddp()
         self.loss_fn = make_loss(config)
+        self.anchor = None
+        if config.distill > 0:  # the base, also on resume: the term's target never moves
+            from trainer.distill import BaseAnchor
+
+            self.anchor = BaseAnchor.load(weights, config.pooling, self.device)
         rng = np.random.default_rng(config.seed)
         self.order = [rng.permutation(data.size) for _ in range(config.epochs)]
         self.mono_order = (rng.permutation(len(data.corpus.sentences))
@@ -277,26 +282,47 @@ class _Run:
 
     def _accumulate(self, views: list[tuple[list[str], list[str]]]) -> float:
         """Backward of sum(weight * loss(view)) in micro-batches; each micro-batch is its
-        own contrastive batch. Returns the step's loss."""
+        own contrastive batch. With a distillation weight, the corpus's sentences (the last
+        view) also add their distance from the base model. Returns the step's loss."""
         micro = self.state.micro_batch
-        chunks = [(left[i:i + micro], right[i:i + micro], weight)
-                  for (left, right), weight in zip(views, self.config.loss_weights)
-                  for i in range(0, len(left), micro)]
-        per_view = len(chunks) // len(views)
+        per_view = -(-len(views[0][0]) // micro)
+        chunks = []
+        for v, ((left, right), weight) in enumerate(zip(views, self.config.loss_weights)):
+            for i in range(0, len(left), micro):
+                if weight > 0:
+                    chunks.append((self._contrastive, left[i:i + micro], right[i:i + micro], weight))
+                if self.anchor is not None and v == len(views) - 1:
+                    chunks.append((self._distill, left[i:i + micro], None, self.config.distill))
         total = 0.0
-        for i, (left, right, weight) in enumerate(chunks):
-            batch = self.model.tokenize(left + right, self.config.max_len, self.device)
+        for i, (term, left, right, weight) in enumerate(chunks):
             sync = i == len(chunks) - 1 or self.world_size == 1
             with self._no_sync(sync), self._autocast():
-                # [2n, d]: two dropout masks of the same n sentences, or n sentences and
-                # their n translations
-                h = self.ddp(**batch)
-                n = len(left)
-                loss = weight * self.loss_fn(h[:n].float(), h[n:].float()) / per_view
-            self._check_loss(loss.item() * per_view / self.world_size)
+                loss, value = term(left, right)
+                loss = weight * loss / per_view
+            self._check_loss(weight * value)
             loss.backward()
-            total += loss.item() / self.world_size
+            total += weight * value / per_view
         return total
+
+    def _contrastive(self, left: list[str], right: list[str]) -> tuple[torch.Tensor, float]:
+        """(loss to back-propagate, its value over all ranks) of one contrastive micro-batch."""
+        batch = self.model.tokenize(left + right, self.config.max_len, self.device)
+        # [2n, d]: two dropout masks of the same n sentences, or n sentences and their n
+        # translations
+        h = self.ddp(**batch)
+        n = len(left)
+        loss = self.loss_fn(h[:n].float(), h[n:].float())
+        return loss, loss.item() / self.world_size
+
+    def _distill(self, sentences: list[str], _: None) -> tuple[torch.Tensor, float]:
+        """(loss, value) of 1 - cos to the base's vectors, both read without dropout; DDP's
+        gradient average makes it the mean over every rank's sentences."""
+        from trainer.distill import distill_loss, without_dropout
+
+        batch = self.model.tokenize(sentences, self.config.max_len, self.device)
+        with without_dropout(self.model):
+            loss = distill_loss(self.ddp(**batch), self.anchor.vectors(batch))
+        return loss, loss.item()
 
     def _no_sync(self, sync: bool):
         import contextlib

@@ -41,6 +41,12 @@ def register(subparsers) -> None:
     parser.add_argument("--base", default="multilingual-e5-small",
                         help="registry model or transformers folder to start from")
     parser.add_argument("--out", required=True, metavar="NAME", help="name of the new model")
+    parser.add_argument("--mono-weight", type=_non_negative, default=1.0,
+                        help="with --pairs and a corpus: weight of the corpus's dropout-view loss")
+    parser.add_argument("--distill-weight", type=_non_negative, default=None,
+                        help="hold the corpus sentences' vectors near the base model's with this "
+                             "weight, so similarity within a language does not drift (0: off; "
+                             "default: 5/tau with --pairs and a corpus, else 0)")
     parser.add_argument("--lam", type=_lam, default=0.2, help="MixCSE lambda; 'none' = SimCSE")
     parser.add_argument("--tau", type=float, default=0.05, help="temperature")
     parser.add_argument("--lr", type=float, default=3e-5, help="learning rate (1e-5 for large models)")
@@ -90,6 +96,16 @@ def _lam(text: str) -> float | None:
     return value
 
 
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
+    return value
+
+
 def _sts_dir(args) -> Path | None:
     from app.cli.model_commands import _default_data_dir
     from trainer.evaluate import sts_dir_of
@@ -111,6 +127,7 @@ def build_config(args, paths):
         collection=args.collection, one_per_line=True if args.lines else None, out_dir=run_dir,
         pairs=tuple(str(Path(p).expanduser().absolute()) for p in args.pairs or ()),
         pair_holdout=args.holdout, pair_min_score=args.pair_min_score,
+        mono_weight=args.mono_weight, distill_weight=args.distill_weight,
         lam=args.lam, tau=args.tau, lr=args.lr, batch_size=args.batch_size, max_len=args.max_len,
         epochs=args.epochs, max_steps=args.max_steps, eval_steps=args.eval_steps,
         grad_accum=args.grad_accum, pooling=args.pooling, device=args.device, seed=args.seed,

@@ -160,3 +160,23 @@ def test_an_interrupted_pair_run_resumes_from_its_run_folder(tmp_path, inputs, c
     held = summary["held_out_pairs"]
     assert held["base"]["step"] == 0  # scored before Ctrl-C, kept in the run folder
     assert held["best"]["step"] == summary["best_step"] in (2, 4)
+
+
+def test_the_corpus_weights_reach_the_run_and_bad_ones_are_refused(tmp_path, inputs, capsys):
+    from engine.mining.bitext_io import write_pairs
+    from train_helpers import tiny_translations
+
+    model, corpus = inputs
+    write_pairs(tmp_path / "pairs.tsv", tiny_translations(64))
+    common = ["train", "--pairs", str(tmp_path / "pairs.tsv"), "--base", str(model), "--no-sts",
+              "--holdout", "0", "--max-steps", "2", "--batch-size", "8", "--max-len", "16",
+              "--device", "cpu", "--eval-steps", "2"]
+    code = main([*common, "--corpus", str(corpus), "--lines", "--out", "tiny-held",
+                 "--run-dir", str(tmp_path / "run"), "--mono-weight", "0.5", "--distill-weight", "2"])
+    assert code == 0, capsys.readouterr().err
+    saved = json.loads((tmp_path / "run" / "config.json").read_text(encoding="utf-8"))
+    assert (saved["mono_weight"], saved["distill_weight"]) == (0.5, 2.0)
+    assert main([*common, "--corpus", str(corpus), "--out", "x", "--distill-weight", "-1"]) == 2
+    assert "must be a number >= 0, got '-1'" in capsys.readouterr().err
+    assert main([*common, "--out", "y", "--distill-weight", "1"]) == 1  # nothing to hold near the base
+    assert "distill_weight needs corpus sentences" in capsys.readouterr().err
