@@ -38,7 +38,7 @@ class TrainConfig:
     # -- what to train, on what ------------------------------------------------------------
     base: str = "multilingual-e5-small"  # registry name or transformers folder to start from
     corpus: tuple[str, ...] = ()  # files/folders of the user's documents (any format we read)
-    collection: str | None = None  # or an indexed collection (root path or its folder name)
+    collection: str | None = None  # or an indexed collection (root path, its folder name, or "*": all)
     one_per_line: bool | None = None  # corpus .txt files hold one sentence a line; None: guess
     out_dir: Path = Path("mixcse-run")  # checkpoints, best model and run log go here
     # -- translation pairs (training across languages) ----------------------------------------

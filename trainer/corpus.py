@@ -42,12 +42,15 @@ class CorpusTooSmallError(InputError):
         )
 
 
+ALL_INDEXED = "*"  # as a collection: every indexed document of the library
+
+
 @dataclass(frozen=True)
 class CorpusSource:
     """Where the sentences come from: files/folders, or one indexed collection."""
 
     paths: tuple[str, ...] = ()
-    collection: str | None = None  # a root path of the library, or that folder's name
+    collection: str | None = None  # a root path of the library, that folder's name, or ALL_INDEXED
     one_per_line: bool | None = None  # .txt files: one sentence a line; None: guess
     db_url: str | None = None  # the library's database (default: BABELFIND_HOME's)
 
@@ -198,14 +201,15 @@ def _document_sentences(path: Path) -> Iterator[str]:
 
 
 def collection_sentences(collection: str, db_url: str | None = None) -> Iterator[str]:
-    """Sentences of the stored passages of one indexed root (by path or folder name)."""
+    """Sentences of the stored passages of one indexed root (by path or folder name), or
+    of every indexed document for ALL_INDEXED."""
     from engine.config import data_paths
     from engine.segment import split_sentences
     from engine.store import Store
 
     store = Store.open(db_url or data_paths().db_url)
     try:
-        rows = store.passage_texts(_find_root(store, collection))
+        rows = store.passage_texts(None if collection == ALL_INDEXED else _find_root(store, collection))
     finally:
         store.close()
     for text, language in rows:

@@ -93,8 +93,9 @@ def resolve_config(config: TrainConfig, paths: DataPaths | None = None) -> tuple
     return replace(config, pooling=pooling, text_prefix=prefix), base.path
 
 
-def corpus_for(config: TrainConfig, world_size: int = 1) -> Corpus:
-    source = CorpusSource(tuple(config.corpus), config.collection, config.one_per_line)
+def corpus_for(config: TrainConfig, world_size: int = 1, db_url: str | None = None) -> Corpus:
+    """The run's corpus sentences; `db_url`: the library's database, for a collection."""
+    source = CorpusSource(tuple(config.corpus), config.collection, config.one_per_line, db_url)
     filt = CorpusFilter(config.min_chars, config.max_chars, config.min_words, config.max_words)
     # with pairs driving the steps, the corpus only has to fill one batch of views
     batches = 1 if config.pairs else 2
@@ -438,7 +439,8 @@ class _Run:
 
 
 def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = None,
-          pairs: PairSet | None = None, paths: DataPaths | None = None) -> Iterator[TrainEvent]:
+          pairs: PairSet | None = None, paths: DataPaths | None = None,
+          db_url: str | None = None) -> Iterator[TrainEvent]:
     """Runs MixCSE training, yielding events; close the generator to cancel.
 
     Args:
@@ -446,6 +448,8 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
         resume: continue from OUT/latest.json (the saved config is used, not `config`).
         corpus: sentences prepared by the caller (else read from config.corpus/collection).
         pairs: translation pairs prepared by the caller (else read from config.pairs).
+        db_url: the library's database, read for config.collection (default: the one
+            `paths` has configured).
     Raises:
         InputError, CorpusTooSmallError: bad settings or too few sentences or pairs.
         TrainingDivergedError: NaN/inf or impossible loss; `.checkpoint` is the last good one.
@@ -457,7 +461,7 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
     if resume:
         config = _saved_config(Path(config.out_dir))
     config, weights = resolve_config(config, paths)
-    data = _data_for(config, corpus, pairs)
+    data = _data_for(config, corpus, pairs, db_url or paths.db_url)
     run = _Run(config, data, weights, resume)
     if run.rank == 0:
         run.out.mkdir(parents=True, exist_ok=True)
@@ -485,10 +489,11 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
     barrier()
 
 
-def _data_for(config: TrainConfig, corpus: Corpus | None, pairs: PairSet | None) -> TrainData:
+def _data_for(config: TrainConfig, corpus: Corpus | None, pairs: PairSet | None,
+              db_url: str | None = None) -> TrainData:
     size = world()[1]
     if config.uses_corpus and corpus is None:
-        corpus = corpus_for(config, size)
+        corpus = corpus_for(config, size, db_url)
     if config.pairs and pairs is None:
         pairs = pairs_for(config, size)
     data = TrainData.of(corpus, pairs, score_on_corpus=not config.sts_dir,

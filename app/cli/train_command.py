@@ -37,7 +37,8 @@ def register(subparsers) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--corpus", nargs="+", type=existing_path, metavar="PATH",
                         help="files or folders to learn from")
-    source.add_argument("--collection", metavar="NAME", help="an indexed collection (path or folder name)")
+    source.add_argument("--collection", metavar="NAME",
+                        help="an indexed collection (path or folder name); '*' for every indexed document")
     parser.add_argument("--base", default="multilingual-e5-small",
                         help="registry model or transformers folder to start from")
     parser.add_argument("--out", required=True, metavar="NAME", help="name of the new model")

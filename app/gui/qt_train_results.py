@@ -118,7 +118,7 @@ class QtRunPage(QWizardPage):
         wizard = self.wizard()
         self._cancelled = False
         self.cancel_button.setEnabled(True)
-        job = train(self.run_config, resume=resume, corpus=wizard.corpus, paths=wizard.paths)
+        job = train(self.run_config, resume=resume, corpus=wizard.corpus, paths=wizard.paths, db_url=wizard.db_url)
         self.worker = wizard.jobs.run(job, yielded=self._on_event, returned=self._on_returned,
                                       cancelled=self._on_cancelled, errored=self._on_error, done=self._on_done)
         self.completeChanged.emit()

@@ -155,11 +155,15 @@ class QtTrainWizard(QWizard):
     def config(self):
         """The `TrainConfig` the pages describe (the run folder is new for every run)."""
         from trainer.config import TrainConfig
+        from trainer.corpus import ALL_INDEXED
 
         hyper, advanced = self.hyper_page, self.advanced_page
         stamp = time.strftime("%Y%m%d-%H%M%S")
         if self.across_languages():
-            data = dict(base=self.previous_model, pairs=(str(self.pairs_page.pairs_file()),))
+            # The documents the pairs came from train beside them, held near the base
+            # model (TrainConfig.distill), so search within each language does not drift.
+            data = dict(base=self.previous_model, pairs=(str(self.pairs_page.pairs_file()),),
+                        collection=self.pairs_page.root() or ALL_INDEXED)
         else:
             source = self.corpus_page.source()
             data = dict(base=self.base_page.base(), corpus=source.paths, collection=source.collection)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.errors import InputError
-from trainer.corpus import (CorpusFilter, CorpusSource, CorpusTooSmallError, load_corpus)
+from trainer.corpus import ALL_INDEXED, CorpusFilter, CorpusSource, CorpusTooSmallError, load_corpus
 
 LOOSE = CorpusFilter(min_chars=5, max_chars=200, min_words=2, max_words=30)
 
@@ -107,6 +107,8 @@ def test_collection_gives_its_passages_sentences(tmp_path, babelfind_home):
         assert corpus.stats.duplicates == 1
     with pytest.raises(InputError, match="no indexed collection 'missing'"):
         _load(CorpusSource(collection="missing"))
+    every = _load(CorpusSource(collection=ALL_INDEXED))
+    assert "Not this collection at all." in every.sentences and len(every.sentences) == 5
 
 
 def test_hostile_files_are_counted_as_failed_not_raised(tmp_path, monkeypatch):

@@ -5,6 +5,7 @@ activated on request, and the previous model one click away."""
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 from gui_helpers import next_page, start_tiny_run_on_cpu
@@ -17,6 +18,7 @@ from engine.library import Library
 from engine.models import get_manifest
 from mining_fakes import TranslationEncoder
 from tiny_models import register_tiny_model
+from trainer.corpus import ALL_INDEXED
 from train_helpers import tiny_training_inputs
 
 TIMEOUT_MS = 240_000
@@ -85,8 +87,12 @@ def test_pairs_from_the_library_train_the_active_model_and_it_can_be_undone(qtbo
     assert written == [(src, tgt) for _, src, tgt in ticked]
     config = wizard.config()
     assert config.base == "tiny-base" and config.pairs and not config.corpus
+    # the library's own sentences train beside the pairs, held near the base model
+    assert config.collection == ALL_INDEXED and config.distill > 0
     run = wizard.run_page
     qtbot.waitUntil(run.isComplete, timeout=TIMEOUT_MS)
+    saved = json.loads((wizard.finished.run_dir / "config.json").read_text(encoding="utf-8"))
+    assert saved["collection"] == ALL_INDEXED and saved["pairs"]
     # the base model, then every 2 steps and the last (24 pairs after the 20 held out: 3 steps)
     assert [x for x, _ in run.dev_plot.points()] == [0, 2, 3] and wizard.finished.steps == 3
     assert run.dev_plot.title == "Held-out translations found first (%)"
