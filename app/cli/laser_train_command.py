@@ -125,36 +125,24 @@ def run_train_laser(args) -> int:
 
 def drive(events):
     """Stage lines, a progress bar with the loss; returns the StudentFinished event."""
-    from tqdm import tqdm
-
+    from app.cli.train_progress import drive_training
     from trainer.laser_student import StudentFinished, StudentStage, StudentStarted
-    from trainer.train_events import TrainEval, TrainStep, TrainWarning
 
-    bar, result, stage = None, None, None
-    try:
-        for event in events:
-            if isinstance(event, StudentStage) and event.stage != stage:
-                stage = event.stage
-                print(f"{stage}...", file=sys.stderr)
-            elif isinstance(event, StudentStarted):
-                _print_start(event)
-                bar = tqdm(total=event.total_steps, initial=event.start_step, unit="step",
-                           file=sys.stderr, disable=not sys.stderr.isatty())
-            elif isinstance(event, TrainStep):
-                bar.update(event.step - bar.n)
-                bar.set_postfix(loss=f"{event.loss:.4f}")
-            elif isinstance(event, TrainEval):
-                when = "start" if event.step == 0 else f"step {event.step}"
-                tqdm.write(f"{when}: {event.metric} {event.score:.2f}"
-                           f"{' (best)' if event.is_best and event.step else ''}", file=sys.stderr)
-            elif isinstance(event, TrainWarning):
-                tqdm.write(f"warning: {event.message}", file=sys.stderr)
-            elif isinstance(event, StudentFinished):
-                result = event
-    finally:
-        if bar is not None:
-            bar.close()
-    return result
+    stage = None
+
+    def show_stage(event) -> None:
+        nonlocal stage
+        if isinstance(event, StudentStage) and event.stage != stage:
+            stage = event.stage
+            print(f"{stage}...", file=sys.stderr)
+
+    return drive_training(events, started=StudentStarted, finished=StudentFinished, on_start=_print_start,
+                          eval_text=_eval_line, other=show_stage)
+
+
+def _eval_line(event) -> str:
+    when = "start" if event.step == 0 else f"step {event.step}"
+    return f"{when}: {event.metric} {event.score:.2f}{' (best)' if event.is_best and event.step else ''}"
 
 
 def _print_start(event) -> None:

@@ -163,30 +163,12 @@ def _err(message: str) -> None:
 
 def _drive(events):
     """Prints corpus counts, shows a progress bar with the loss; returns TrainFinished."""
-    from tqdm import tqdm
+    from app.cli.train_progress import drive_training
+    from trainer.train_events import TrainFinished, TrainStarted
 
-    from trainer.train_events import TrainEval, TrainFinished, TrainStarted, TrainStep, TrainWarning
-
-    bar, result = None, None
-    try:
-        for event in events:
-            if isinstance(event, TrainStarted):
-                _print_start(event)
-                bar = tqdm(total=event.total_steps, initial=event.start_step, unit="step",
-                           file=sys.stderr, disable=not sys.stderr.isatty())
-            elif isinstance(event, TrainStep):
-                bar.update(event.step - bar.n)
-                bar.set_postfix(loss=f"{event.loss:.4f}", lr=f"{event.lr:.2e}")
-            elif isinstance(event, TrainEval):
-                bar.write(eval_line(event), file=sys.stderr)
-            elif isinstance(event, TrainWarning):
-                bar.write(f"warning: {event.message}", file=sys.stderr)
-            elif isinstance(event, TrainFinished):
-                result = event
-    finally:
-        if bar is not None:
-            bar.close()
-    return result
+    return drive_training(events, started=TrainStarted, finished=TrainFinished, on_start=_print_start,
+                          eval_text=eval_line,
+                          postfix=lambda step: {"loss": f"{step.loss:.4f}", "lr": f"{step.lr:.2e}"})
 
 
 def eval_line(event) -> str:
