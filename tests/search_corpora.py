@@ -1,4 +1,5 @@
-"""Small corpora for search tests: near-identical invoice reminders in four languages."""
+"""Small corpora for search tests: near-identical invoice reminders in four languages, and a
+few documents of which one answers "honey" well and one weakly (weaker matches)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,15 @@ TEMPLATES = {
           "montant de {amount} EUR reste impayée. Merci de régler la somme sous quatorze jours.",
     "es": "Estimado/a {name}, según nuestros registros la factura {number} del {day} de marzo de 2024 "
           "por {amount} EUR sigue pendiente de pago. Le rogamos transfiera el importe en catorce días.",
+}
+# bees.txt answers "honey"; wasps.txt mentions it once; the rest are unrelated, so that
+# "honey" is a rare word (BM25's idf) as in a real folder
+HONEY_DOCS = {
+    "bees.txt": "Honey bees collect nectar from flowers and make honey in the hive. "
+                "Beekeepers harvest honey in late summer.",
+    "wasps.txt": "Wasps build paper nests and hunt other insects. They rarely make honey.",
+    "trains.txt": "The night train crosses the steppe towards Vladivostok.",
+    **{f"notes_{i}.txt": f"Meeting {i}: the budget for the new office chairs was approved." for i in range(6)},
 }
 NAMES = "Müller Schmidt Dupont Martin García López Smith Jones Rossi Bianchi Novak Weber".split()
 

@@ -8,19 +8,12 @@ import json
 
 import pytest
 from helpers import WordEncoder
+from search_corpora import HONEY_DOCS
 
 from app.cli import library_commands
 from engine.config import data_paths
 from engine.events import DocumentHit, PassageHit, SearchResults
 from engine.library import Library
-
-DOCS = {
-    "bees.txt": "Honey bees collect nectar from flowers and make honey in the hive. "
-                "Beekeepers harvest honey in late summer.",
-    "wasps.txt": "Wasps build paper nests and hunt other insects. They rarely make honey.",
-    "trains.txt": "The night train crosses the steppe towards Vladivostok.",
-}
-DOCS |= {f"notes_{i}.txt": f"Meeting {i}: the budget for the new office chairs was approved." for i in range(6)}
 
 
 @pytest.fixture
@@ -28,7 +21,7 @@ def cli_library(babelfind_home, tmp_path, monkeypatch):
     """`babelfind search` over a library on the hashed-words encoder."""
     docs = tmp_path / "docs"
     docs.mkdir()
-    for name, text in DOCS.items():
+    for name, text in HONEY_DOCS.items():
         (docs / name).write_text(text, encoding="utf-8")
     library = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
     *_, finished = library.index_paths([docs])

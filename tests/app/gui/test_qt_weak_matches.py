@@ -7,19 +7,11 @@ from pathlib import Path
 
 from gui_helpers import drop_and_wait, type_query, write_files
 from PySide6.QtCore import Qt
+from search_corpora import HONEY_DOCS
 
 from app.gui.qt_models import QtResultsModel
 from app.gui.qt_results_view import MATCH_LABELS
 from app.gui.qt_search_bar import result_count_text
-
-CORPUS = {
-    "bees.txt": "Honey bees collect nectar from flowers and make honey in the hive. "
-                "Beekeepers harvest honey in late summer.",
-    "wasps.txt": "Wasps build paper nests and hunt other insects. They rarely make honey.",
-    "trains.txt": "The night train crosses the steppe towards Vladivostok.",
-}
-# unrelated documents, so that "honey" is a rare word (BM25's idf) as in a real folder
-CORPUS |= {f"notes_{i}.txt": f"Meeting {i}: the budget for the new office chairs was approved." for i in range(6)}
 
 
 def rows(window) -> list[tuple[str, bool]]:
@@ -34,7 +26,7 @@ def rows(window) -> list[tuple[str, bool]]:
 
 
 def test_weaker_matches_follow_a_heading_and_are_counted_apart(qtbot, window, tmp_path):
-    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", CORPUS)])
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
     type_query(qtbot, window, "honey bees nectar")
     shown = rows(window)
     assert shown[0] == ("bees.txt", False)
@@ -51,7 +43,7 @@ def test_weaker_matches_follow_a_heading_and_are_counted_apart(qtbot, window, tm
 
 
 def test_the_cursor_steps_over_the_heading(qtbot, window, tmp_path):
-    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", CORPUS)])
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
     type_query(qtbot, window, "honey bees nectar")
     assert Path(window.results.current_hit().path).name == "bees.txt"
     window.results.move(1)
@@ -61,7 +53,7 @@ def test_the_cursor_steps_over_the_heading(qtbot, window, tmp_path):
 
 
 def test_other_orders_hide_the_heading_and_keep_every_result(qtbot, window, tmp_path):
-    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", CORPUS)])
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
     type_query(qtbot, window, "honey bees nectar")
     relevance = rows(window)
     window.results_pane.sort.setCurrentText("Name")
@@ -73,7 +65,7 @@ def test_other_orders_hide_the_heading_and_keep_every_result(qtbot, window, tmp_
 
 
 def test_only_strong_matches_show_no_heading(qtbot, window, tmp_path):
-    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", CORPUS)])
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
     type_query(qtbot, window, "Vladivostok steppe")
     assert rows(window)[0] == ("trains.txt", False)
     assert QtResultsModel.SEPARATOR_TEXT not in [name for name, _ in rows(window)]
@@ -88,7 +80,7 @@ def test_count_text():
 
 
 def test_a_nonsense_query_says_no_documents_match(qtbot, window, tmp_path):
-    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", CORPUS)])
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
     type_query(qtbot, window, "qwzx vlorp bnarf")
     shown = rows(window)
     assert window.search_bar.count_label.text().startswith("No documents match")
