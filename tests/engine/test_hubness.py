@@ -163,6 +163,14 @@ def index_folder(library: Library, folder: Path, docs: dict[str, str]) -> None:
     assert isinstance(finished, IndexFinished)
 
 
+@pytest.fixture
+def home(babelfind_home, tmp_path):
+    """(paths, hashed-words encoder, an empty documents folder) of a fresh library home."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    return data_paths(babelfind_home), WordEncoder(), folder
+
+
 def assert_penalties_match_store(library: Library) -> None:
     live, generation = library.live, library.live.generation
     parts = list(library.store.iter_vectors(generation.id, generation.dim))
@@ -174,11 +182,8 @@ def assert_penalties_match_store(library: Library) -> None:
     np.testing.assert_allclose(live.hubness.lookup(ids), fresh.lookup(ids), atol=1e-6)
 
 
-def test_live_index_keeps_penalties_in_step_and_rebuilds_a_stale_file(babelfind_home, tmp_path):
-    paths = data_paths(babelfind_home)
-    encoder = WordEncoder()
-    folder = tmp_path / "docs"
-    folder.mkdir()
+def test_live_index_keeps_penalties_in_step_and_rebuilds_a_stale_file(home):
+    paths, encoder, folder = home
     library = Library.open(paths, encoder=encoder)
     index_folder(library, folder, {"a.txt": "Bees make honey from nectar.", "b.txt": "Trains cross the steppe."})
     assert_penalties_match_store(library)
@@ -198,11 +203,8 @@ def test_live_index_keeps_penalties_in_step_and_rebuilds_a_stale_file(babelfind_
     reopened.close()
 
 
-def test_a_missing_side_file_is_measured_again(babelfind_home, tmp_path):
-    paths = data_paths(babelfind_home)
-    encoder = WordEncoder()
-    folder = tmp_path / "docs"
-    folder.mkdir()
+def test_a_missing_side_file_is_measured_again(home):
+    paths, encoder, folder = home
     library = Library.open(paths, encoder=encoder)
     index_folder(library, folder, {"a.txt": "Bees make honey from nectar."})
     generation = library.live.generation.id
@@ -217,11 +219,8 @@ def test_a_missing_side_file_is_measured_again(babelfind_home, tmp_path):
     reopened.close()
 
 
-def test_dense_scores_are_cosines_minus_the_offsets_of_the_query_language(babelfind_home, tmp_path):
-    paths = data_paths(babelfind_home)
-    encoder = WordEncoder()
-    folder = tmp_path / "docs"
-    folder.mkdir()
+def test_dense_scores_are_cosines_minus_the_offsets_of_the_query_language(home):
+    paths, encoder, folder = home
     library = Library.open(paths, encoder=encoder)
     index_folder(library, folder, {"a.txt": "Bees make honey from nectar.", "b.txt": "Bees sting when they are afraid."})
     query = encoder.encode(["bees honey"], kind="query")[0]
