@@ -138,11 +138,12 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
              else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config, language))
     dense_ids = dense[0]
+    keyword_query = KeywordQuery.of(query.keyword_words)
     if mode != "dense":
-        keyword_ids, keyword_scores = _keyword_candidates(indexes.keywords, query, allowed, config)
+        keyword_ids, keyword_scores = _keyword_candidates(indexes.keywords, keyword_query, allowed, config)
     else:
         keyword_ids, keyword_scores = np.empty(0, np.int64), np.empty(0, np.float32)
-    words_found = indexes.keywords.holds_any(KeywordQuery.of(query.keyword_words))
+    words_found = indexes.keywords.holds_any(keyword_query)
     ids = np.union1d(dense_ids, keyword_ids)
     if len(ids) == 0:
         return SearchResults((), 0, {})
@@ -263,15 +264,14 @@ def meaning_floor(best_z: float, config: SearchConfig) -> float:
     return min(best_z, floor)
 
 
-def _keyword_candidates(keywords: KeywordIndex, query: ParsedQuery, allowed: np.ndarray | None,
+def _keyword_candidates(keywords: KeywordIndex, query: KeywordQuery, allowed: np.ndarray | None,
                         config: SearchConfig) -> tuple[np.ndarray, np.ndarray]:
     """(ids sorted, BM25 shares) of allowed passages whose share clears the keyword floor.
 
     The floor is applied inside the index, in one query: at most max_counted passages
     clear it before the filter, as the matches of a common word are counted no further.
     """
-    ids, scores = keywords.search(KeywordQuery.of(query.keyword_words), config.max_counted,
-                                  min_share=config.min_keyword_share)
+    ids, scores = keywords.search(query, config.max_counted, min_share=config.min_keyword_share)
     if allowed is not None:
         keep = np.isin(ids, allowed, assume_unique=True)
         ids, scores = ids[keep], scores[keep]

@@ -61,7 +61,8 @@ def test_candidates_equal_the_fetch_more_loop(keywords, config, first):
     for _ in range(25):
         words = [f"w{i}" for i in rng.integers(0, 800, rng.integers(1, 4))]
         for restrict in (None, allowed):
-            got = _keyword_candidates(keywords, parse_query(" ".join(words)), restrict, config)
+            got = _keyword_candidates(keywords, KeywordQuery.of(parse_query(" ".join(words)).keyword_words),
+                                      restrict, config)
             want = reference(keywords, words, restrict, config, first)
             assert got[0].tolist() == want[0].tolist(), words
             np.testing.assert_array_equal(got[1], want[1])
