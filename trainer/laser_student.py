@@ -41,7 +41,7 @@ from trainer import laser_student_files as files
 from trainer.corpus import CorpusFilter, CorpusSource, CorpusStats, load_corpus
 from trainer.laser_student_config import StudentConfig
 from trainer.laser_student_data import (check_dim, length_batches, pad_batch, read_pairs,
-                                        student_items, teacher_vectors)
+                                        sentence_spans, student_items, teacher_vectors)
 from trainer.laser_student_init import teacher_embedding_rows
 from trainer.laser_student_model import new_student
 from trainer.pairs import PairStats
@@ -110,7 +110,10 @@ def _read_data(config: StudentConfig) -> _Data:
     keep = min(config.held_out, len(sentences) // 10)
     held = [s for s in sentences if s not in in_pairs][:keep]
     held_set = set(held)
-    train_items = student_items([s for s in sentences if s not in held_set], pairs)
+    trained = [s for s in sentences if s not in held_set]
+    spans = sentence_spans(dict.fromkeys(trained + sorted(in_pairs)), config.spans_per_sentence,
+                           config.seed) if config.spans_per_sentence else []
+    train_items = student_items(trained + [s for s in spans if s not in held_set], pairs)
     held_items = [(s, s) for s in held]
     texts = list(dict.fromkeys(t for t, _ in train_items + held_items))
     targets = list(dict.fromkeys(t for _, t in train_items + held_items))

@@ -43,6 +43,9 @@ class StudentConfig:
     eval_steps: int = 200  # held-out cosine to the teacher every N steps; the best is kept
     checkpoint_steps: int | None = None  # resumable checkpoint every N steps; None: eval_steps
     held_out: int = 500  # corpus sentences kept out of training to score the student
+    # random runs of words of each training sentence, each learning the teacher's vector
+    # of itself (trainer.laser_student_data.sentence_spans); 0: whole sentences only
+    spans_per_sentence: int = 2
     # + weight x in-batch InfoNCE against the teacher's vectors: cosine alone lets a small
     # student settle near the targets' shared directions without telling sentences apart
     contrastive_weight: float = 1.0
@@ -83,6 +86,8 @@ class StudentConfig:
             raise InputError("contrastive_weight must be >= 0 and temperature > 0")
         if not 0 <= self.embedding_lr_scale <= 1:
             raise InputError(f"embedding_lr_scale must be in [0, 1], got {self.embedding_lr_scale}")
+        if self.spans_per_sentence < 0:
+            raise InputError(f"spans_per_sentence must be >= 0, got {self.spans_per_sentence}")
         if self.held_out < 0:
             raise InputError(f"held_out must be >= 0, got {self.held_out}")
 

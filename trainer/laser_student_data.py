@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 TEACHER_BATCH = 256  # sentences per teacher call: progress and cancel between calls
 Item = tuple[str, str]  # (text the student reads, text whose teacher vector is its target)
+SPAN_WORDS = (3, 10)  # a span's length in words
+SPAN_CHARACTERS = (5, 15)  # ... in characters, for scripts written without spaces (Chinese)
 
 
 def student_items(sentences: Sequence[str], pairs: Iterable[tuple[str, str]] = ()) -> list[Item]:
@@ -36,6 +38,30 @@ def student_items(sentences: Sequence[str], pairs: Iterable[tuple[str, str]] = (
         for item in ((a, a), (b, b), (a, b), (b, a)):
             items.setdefault(item, None)
     return list(items)
+
+
+def sentence_spans(sentences: Iterable[str], per_sentence: int, seed: int) -> list[str]:
+    """Up to `per_sentence` random runs of consecutive words of each sentence, distinct.
+
+    A span is shorter than its sentence (SPAN_WORDS words, or SPAN_CHARACTERS characters
+    of a sentence without spaces), so sentences of fewer than SPAN_WORDS + 2 units give
+    none. Each span learns the teacher's vector of itself: more targets than sentences
+    to generalise from, and short texts like the queries and chat lines the student will
+    meet, where ~20k whole sentences teach only their own length.
+    """
+    rng = np.random.default_rng(seed)
+    spans: dict[str, None] = {}
+    for sentence in sentences:
+        spaced = " " in sentence.strip()
+        units = sentence.split() if spaced else list(sentence.strip())
+        low, high = SPAN_WORDS if spaced else SPAN_CHARACTERS
+        if len(units) < low + 2:
+            continue
+        for _ in range(per_sentence):
+            size = int(rng.integers(low, min(high, len(units) - 1) + 1))
+            start = int(rng.integers(0, len(units) - size + 1))
+            spans.setdefault((" " if spaced else "").join(units[start:start + size]), None)
+    return list(spans)
 
 
 def read_pairs(files: Iterable[str | Path], max_chars: int = 1000) -> tuple[list[tuple[str, str]], PairStats]:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from app.cli.arguments import at_least_one, existing_path
+from trainer.laser_student_config import StudentConfig as Defaults
 from app.cli.model_setup import ACTIVE_MODEL
 from engine.errors import InputError
 
@@ -33,20 +34,23 @@ def register(subparsers) -> None:
                         help="translation pairs (TSV/TMX): each side also learns its translation's vector")
     parser.add_argument("--out", required=True, metavar="NAME", help="name of the new model")
     parser.add_argument("--steps", type=at_least_one, help="optimiser steps (default: --epochs passes)")
-    parser.add_argument("--epochs", type=at_least_one, default=3)
+    parser.add_argument("--epochs", type=at_least_one, default=Defaults.epochs)
     parser.add_argument("--minutes", type=float, help="stop training after this long (then export)")
-    parser.add_argument("--vocab-size", type=at_least_one, default=8000, help="SentencePiece pieces")
-    parser.add_argument("--layers", type=at_least_one, default=1, help="stacked BiLSTM layers")
-    parser.add_argument("--embed-dim", type=at_least_one, default=256)
+    parser.add_argument("--vocab-size", type=at_least_one, default=Defaults.vocab_size,
+                        help="SentencePiece pieces (fewer when the corpus is small)")
+    parser.add_argument("--layers", type=at_least_one, default=Defaults.num_layers, help="stacked BiLSTM layers")
+    parser.add_argument("--embed-dim", type=at_least_one, default=Defaults.embed_dim)
     parser.add_argument("--random-embeddings", action="store_true",
                         help="start the token embeddings random, not from the teacher's table")
-    parser.add_argument("--embedding-lr-scale", type=float, default=1.0, metavar="S",
+    parser.add_argument("--embedding-lr-scale", type=float, default=Defaults.embedding_lr_scale, metavar="S",
                         help="the embeddings' learning rate as a share of --lr (0: frozen)")
-    parser.add_argument("--batch-size", type=at_least_one, default=64)
-    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--spans", type=int, default=Defaults.spans_per_sentence, metavar="N",
+                        help="also learn N random runs of words of each sentence (0: whole sentences only)")
+    parser.add_argument("--batch-size", type=at_least_one, default=Defaults.batch_size)
+    parser.add_argument("--lr", type=float, default=Defaults.lr)
     parser.add_argument("--threads", type=at_least_one, help="CPU threads for torch")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
-    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--seed", type=int, default=Defaults.seed)
     parser.add_argument("--lines", action="store_true", help="corpus .txt files: one sentence a line")
     parser.add_argument("--run-dir", type=Path, help="checkpoint folder (default: BABELFIND_HOME/training/OUT)")
     parser.add_argument("--resume", action="store_true", help="continue the run in the run folder")
@@ -92,7 +96,7 @@ def build_config(args, paths):
         batch_size=args.batch_size, lr=args.lr, steps=args.steps, epochs=args.epochs,
         time_limit_s=args.minutes * 60 if args.minutes else None, threads=args.threads,
         device=args.device, seed=args.seed, init_from_teacher=not args.random_embeddings,
-        embedding_lr_scale=args.embedding_lr_scale)
+        embedding_lr_scale=args.embedding_lr_scale, spans_per_sentence=args.spans)
 
 
 def run_train_laser(args) -> int:

@@ -26,6 +26,7 @@ from app.gui.qt_plots import QtCurvePlot
 from app.gui.qt_train_pages import hint
 from app.gui.qt_train_results import eta_text
 from engine.errors import BabelfindError
+from trainer.laser_student_config import StudentConfig
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class QtLaserPage(QWizardPage):
         self.minutes.setSuffix(" min")
         self.epochs = QSpinBox()
         self.epochs.setRange(1, 100)
-        self.epochs.setValue(3)
+        self.epochs.setValue(StudentConfig.epochs)
         self.activate = QCheckBox("Make it the active model (re-encodes the library)")
         self.train_button = QPushButton("Train")
         self.train_button.clicked.connect(self.start)
@@ -83,8 +84,6 @@ class QtLaserPage(QWizardPage):
     def config(self):
         """The StudentConfig this page and the corpus page describe."""
         import time
-
-        from trainer.laser_student_config import StudentConfig
 
         wizard = self.wizard()
         source = wizard.corpus_page.source()

@@ -63,15 +63,18 @@ def test_train_laser_needs_sentences_and_a_free_name(teacher, capsys):
     assert "--minutes must be > 0" in capsys.readouterr().err
 
 
-def test_embedding_options_reach_the_config(teacher, tmp_path):
+def test_embedding_and_span_options_reach_the_config(teacher, tmp_path):
     import argparse
 
     from app.cli.laser_train_command import build_config, register
+    from trainer.laser_student_config import StudentConfig
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
     default = build_config(parser.parse_args(train_argv(teacher)), data_paths())
     opted_out = build_config(parser.parse_args(train_argv(
-        teacher, "--random-embeddings", "--embedding-lr-scale", "0.1")), data_paths())
+        teacher, "--random-embeddings", "--embedding-lr-scale", "0.1", "--spans", "0")), data_paths())
     assert default.init_from_teacher and default.embedding_lr_scale == 1.0
+    assert default.spans_per_sentence == StudentConfig.spans_per_sentence > 0
     assert not opted_out.init_from_teacher and opted_out.embedding_lr_scale == 0.1
+    assert opted_out.spans_per_sentence == 0

@@ -16,7 +16,7 @@ from tiny_models import register_tiny_model
 from trainer.laser import torch_encode
 from trainer.laser_student import StudentFinished, StudentStarted, train_student
 from trainer.laser_student_config import StudentConfig
-from trainer.laser_student_data import length_batches, student_items
+from trainer.laser_student_data import length_batches, sentence_spans, student_items
 from trainer.laser_student_files import BEST_FILE, finish_student, tokenize
 from trainer.laser_student_model import new_student, to_laser
 from trainer.laser_vocab import read_student_vocab, train_student_vocab
@@ -65,6 +65,22 @@ def test_vocab_refuses_nothing_to_learn(tmp_path):
 def test_pairs_add_each_side_to_the_other_vector():
     items = student_items(["a", "b"], [("a", "x")])
     assert items == [("a", "a"), ("b", "b"), ("x", "x"), ("a", "x"), ("x", "a")]
+
+
+def test_spans_are_shorter_runs_of_their_sentence():
+    sentences = ["the quick brown fox jumps over the lazy dog near the river bank today",
+                 "too short to cut", "敏捷的棕色狐狸跳过了那只懒狗然后跑进了森林"]
+    spans = sentence_spans(sentences, 3, seed=1)
+    english = [s for s in spans if " " in s]
+    chinese = [s for s in spans if " " not in s]
+    assert english and chinese and len(spans) == len(set(spans)) <= 6
+    for span in english:
+        assert f" {span} " in f" {sentences[0]} " and 3 <= len(span.split()) < 14
+    for span in chinese:
+        assert span in sentences[2] and 5 <= len(span) <= 15
+    assert not any(s in "too short to cut" for s in spans)
+    assert sentence_spans(sentences, 3, seed=1) == spans  # the seed decides
+    assert sentence_spans(sentences, 0, seed=1) == []
 
 
 def test_length_batches_cover_each_item_once_and_sort_within_windows():
@@ -155,7 +171,7 @@ def test_nothing_to_resume_and_too_little_data(teacher_home, tmp_path):
     with pytest.raises(InputError, match="nothing to resume"):
         run(config_for(teacher_home, tmp_path / "empty"), paths, resume=True)
     few = tmp_path / "few.txt"
-    few.write_text("\n".join(training_sentences(20)), encoding="utf-8")
+    few.write_text("\n".join(training_sentences(8)), encoding="utf-8")  # with their spans < 2 batches
     with pytest.raises(InputError, match="too few"):
         run(StudentConfig(teacher="tiny", corpus=(str(few),), out_dir=tmp_path / "few", **SMALL), paths)
 
@@ -224,6 +240,10 @@ def test_held_out_sentences_are_in_no_pair(teacher_home, tmp_path):
     held = {data.texts[i] for i, _ in data.held_out}
     trained = {data.texts[i] for i, _ in data.train}
     assert len(held) == 40 and not held & set(sentences[:300]) and not held & trained
+    # spans of the trained sentences are trained on; none comes from a held-out sentence
+    spans = trained - set(sentences) - {f"Translation number {i}" for i in range(300)}
+    assert len(spans) > len(sentences)
+    assert all(any(span in s for s in trained & set(sentences)) for span in spans)
 
 
 def test_targets_are_centred_unit_vectors():
