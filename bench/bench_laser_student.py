@@ -3,7 +3,7 @@
     nice -n 10 python bench/bench_laser_student.py --minutes 20 --out bench/out/laser_student.json
 
 Training data (../shared/data): every PUD sentence (11 languages x 1000) and the first
---wiki English Wikipedia sentences as the corpus, PUD's L-en alignments as translation
+--wiki English Wikipedia sentences (default: all 11,914) as the corpus, PUD's L-en alignments as translation
 pairs. Tatoeba is never trained on. Teacher: the bundled multilingual-e5-small from
 $BABELFIND_TEST_MODELS (read only; linked into a temporary BABELFIND_HOME).
 
@@ -193,7 +193,11 @@ def train(args, home: Path, teacher) -> tuple[object, dict]:
                            pairs=tuple(map(str, pairs)), out_dir=home / "run", threads=args.threads,
                            steps=args.steps, time_limit_s=args.minutes * 60, eval_steps=100,
                            init_from_teacher=not args.random_embeddings,
-                           embedding_lr_scale=args.embedding_lr_scale)
+                           embedding_lr_scale=args.embedding_lr_scale, **{
+                               name: value for name, value in (("vocab_size", args.vocab_size),
+                                                               ("spans_per_sentence", args.spans),
+                                                               ("epochs", args.epochs))
+                               if value is not None})
     started, finished, log_rows = time.monotonic(), None, []
     for event in train_student(config, paths=paths, teacher=teacher):
         if isinstance(event, TrainStep):
@@ -218,10 +222,13 @@ def main() -> None:
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--models", type=Path, default=Path(os.environ.get(
         "BABELFIND_TEST_MODELS", "/work/models-cache/models")))
-    parser.add_argument("--wiki", type=int, default=4000, help="English Wikipedia sentences")
+    parser.add_argument("--wiki", type=int, default=None, help="English Wikipedia sentences (default: all)")
     parser.add_argument("--pud", type=int, default=1000, help="PUD sentences per language (trials)")
     parser.add_argument("--tatoeba-pairs", type=int, default=300)
-    parser.add_argument("--steps", type=int, default=None, help="default: 3 epochs")
+    parser.add_argument("--steps", type=int, default=None, help="default: --epochs passes")
+    parser.add_argument("--epochs", type=int, default=None, help="default: the trainer's")
+    parser.add_argument("--vocab-size", type=int, default=None, help="default: the trainer's")
+    parser.add_argument("--spans", type=int, default=None, help="spans per sentence (default: the trainer's)")
     parser.add_argument("--minutes", type=float, default=20.0, help="training time limit")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--random-embeddings", action="store_true",

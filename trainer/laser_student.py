@@ -295,7 +295,7 @@ def train_student(config: StudentConfig, *, resume: bool = False, paths: DataPat
     # "query" vectors: the symmetric kind, the one the app mines and searches with
     targets = yield from _teacher_stages(lambda texts: teacher.encode(texts, kind="query"),
                                          data.targets, out / files.TEACHER_CACHE)
-    del teacher  # its ONNX session is not needed any more
+    teacher = None  # its ONNX session is not needed any more
     targets = centred(targets)
     embeddings = None
     if config.init_from_teacher and not resume:  # a resumed run loads its own weights

@@ -1,6 +1,6 @@
 """A SentencePiece vocabulary for a LASER student, in the official file formats.
 
-    >>> vocab = train_student_vocab(sentences, Path("run/vocab"), vocab_size=8000)
+    >>> vocab = train_student_vocab(sentences, Path("run/vocab"), vocab_size=32000)
     >>> vocab.spm, vocab.cvocab, vocab.dictionary["</s>"]      # student.spm, student.cvocab, 2
 
 The SentencePiece model learns from the sentences as the LASER tokenizer will hand them to
@@ -46,7 +46,7 @@ def laser_preprocess(sentences: Sequence[str], lang: str = "en") -> list[str]:
     return [normaliser.normalize(remove_non_printing(s)).lower() for s in sentences]
 
 
-def train_student_vocab(sentences: Sequence[str], folder: Path, *, vocab_size: int = 8000,
+def train_student_vocab(sentences: Sequence[str], folder: Path, *, vocab_size: int = 32000,
                         threads: int = 2) -> StudentVocab:
     """Learns a unigram SentencePiece model on `sentences`; writes .spm and .cvocab to `folder`.
 
