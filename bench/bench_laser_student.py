@@ -189,6 +189,7 @@ def train(args, home: Path, teacher) -> tuple[object, dict]:
 
     paths = DataPaths(home)
     corpus, pairs = write_training_data(args.shared, home / "data", args.wiki)
+    pairs += args.extra_pairs  # a trial beside the benchmark's data, never Tatoeba
     config = StudentConfig(teacher=TEACHER, corpus=(str(corpus),), one_per_line=True,
                            pairs=tuple(map(str, pairs)), out_dir=home / "run", threads=args.threads,
                            steps=args.steps, time_limit_s=args.minutes * 60, eval_steps=100,
@@ -234,6 +235,8 @@ def main() -> None:
     parser.add_argument("--random-embeddings", action="store_true",
                         help="the student's embeddings start random (the first baseline)")
     parser.add_argument("--embedding-lr-scale", type=float, default=1.0)
+    parser.add_argument("--extra-pairs", nargs="+", type=Path, default=[], metavar="TSV",
+                        help="more translation pairs beside PUD's (a trial with other text)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_laser_student")
     parser.add_argument("--out", type=Path)
