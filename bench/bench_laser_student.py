@@ -3,8 +3,8 @@
     nice -n 10 python bench/bench_laser_student.py --minutes 20 --out bench/out/laser_student.json
 
 Training data (../shared/data): every PUD sentence (11 languages x 1000) and the first
---wiki English Wikipedia sentences (default: all 11,914) as the corpus, PUD's L-en alignments as translation
-pairs. Tatoeba is never trained on. Teacher: the bundled multilingual-e5-small from
+--wiki English Wikipedia sentences (default: all 11,914) as the corpus, PUD's L-en
+alignments as translation pairs. Tatoeba is never trained on. Teacher: the bundled multilingual-e5-small from
 $BABELFIND_TEST_MODELS (read only; linked into a temporary BABELFIND_HOME).
 
 Measured, teacher and student in the same process:

@@ -4,7 +4,8 @@
     ...     if isinstance(event, TrainStep): print(event.step, event.loss)
     >>> manifest = finish_student(finished, "notes-laser")        # ONNX, family "laser"
 
-The run: read the corpus (and pairs), learn a SentencePiece vocabulary on it
+The run: read the corpus (and pairs), add random runs of words of its sentences
+(trainer.laser_student_data.sentence_spans), learn a SentencePiece vocabulary on it
 (trainer.laser_vocab), encode every target text once with the teacher's ONNX encoder (cached
 in the run folder), start the student's token embeddings from the teacher's embedding table
 (trainer.laser_student_init), then train LaserLstm (embedding, stacked BiLSTM, max-pooling
