@@ -4,8 +4,9 @@
 
 Training data (../shared/data): every PUD sentence (11 languages x 1000) and the first
 --wiki English Wikipedia sentences (default: all 11,914) as the corpus, PUD's L-en
-alignments as translation pairs. Tatoeba is never trained on. Teacher: the bundled multilingual-e5-small from
-$BABELFIND_TEST_MODELS (read only; linked into a temporary BABELFIND_HOME).
+alignments as translation pairs. Tatoeba is never trained on. Teacher: the bundled
+multilingual-e5-small from $BABELFIND_TEST_MODELS (read only; linked into a temporary
+BABELFIND_HOME).
 
 Measured, teacher and student in the same process:
 - Tatoeba error (%, both directions averaged) for the ten PUD languages, on the first
