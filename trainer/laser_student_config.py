@@ -40,7 +40,7 @@ class StudentConfig:
     batch_size: int = 64
     lr: float = 2e-3  # Adam; warm-up over the first 5% of steps, then linear decay to 0
     steps: int | None = None  # optimiser steps; None: `epochs` passes over the items
-    epochs: int = 3
+    epochs: int = 8  # 3 -> 8: held-out cosine 44.9 -> 52.7; ~15 min on 20k sentences, 2 cores
     time_limit_s: float | None = None  # end training (eval, save, finish) after this long
     max_len: int = 64  # tokens per text in training (</s> included)
     eval_steps: int = 200  # held-out cosine to the teacher every N steps; the best is kept
