@@ -195,15 +195,17 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
     progress(0.0, "reading the weights")
     state, config, tokenizer_json, q4_blocks = (_e5_weights() if model.name == DEFAULT_MODEL
                                                 else (*_minilm_weights(), None))
-    if q4_blocks is not None and (variants or _int8_would_be_built(model.name)):
+    # with the gate's data, the gate itself decides (int8 is in `variants`)
+    evidence = _int8_evidence(model.name) if tatoeba_dir is None else None
+    if q4_blocks is not None and (variants or evidence.scheme is not None):
         q4_blocks = None  # fp16 and int8 are made from fp32 MatMuls
     register_bert(state, config, tokenizer_json, model.name, pooling=model.pooling,
                   prefixes=model.prefixes, max_length=model.max_length, languages=model.languages,
                   source=model.source, licence=model.licence, notes=model.notes,
                   variants=variants, tatoeba_dir=tatoeba_dir, paths=paths, replace_existing=True,
                   q4_blocks=q4_blocks, progress=lambda f, m: progress(0.1 + 0.9 * f, m))
-    if tatoeba_dir is None:
-        add_int8_by_evidence(model.name, _weights_file(model.name), paths)
+    if evidence is not None:
+        add_int8_by_evidence(model.name, _weights_file(model.name), paths, evidence)
 
 
 def _copy_prepared(folder: Path, paths: DataPaths, progress: Progress) -> None:
@@ -241,13 +243,13 @@ def _e5_weights() -> tuple[dict, dict, str, dict]:
             bert_q4_blocks(weights))
 
 
-def _int8_would_be_built(name: str) -> bool:
-    """True when the shipped gate evidence passed an int8 scheme for model `name`'s weights
-    (add_int8_by_evidence then quantises the fp32 MatMuls, so they must stay fp32)."""
+def _int8_evidence(name: str):
+    """What the shipped gate evidence decided for model `name`'s weights (by SHA-256): its
+    `scheme` is not None when add_int8_by_evidence will quantise the fp32 MatMuls."""
     from engine.models import sha256_file
     from trainer.int8_evidence import int8_decision
 
-    return int8_decision(name, sha256_file(_weights_file(name))).scheme is not None
+    return int8_decision(name, sha256_file(_weights_file(name)))
 
 
 def _minilm_weights() -> tuple[dict, dict, str]:
@@ -262,15 +264,17 @@ def _minilm_weights() -> tuple[dict, dict, str]:
             (folder / "tokenizer.json").read_text(encoding="utf-8"))
 
 
-def add_int8_by_evidence(name: str, weights: Path, paths: DataPaths) -> None:
+def add_int8_by_evidence(name: str, weights: Path, paths: DataPaths, decision=None) -> None:
     """Builds model `name`'s int8 variant only if resources/models/int8_evidence.json says
     its gate passed for exactly these `weights` (the source file, by SHA-256); otherwise
-    records why not in the manifest, so CPU serves fp32 and `models info` says why."""
+    records why not in the manifest, so CPU serves fp32 and `models info` says why.
+    `decision`: the evidence's decision for `weights` when the caller has it already."""
     from engine.models import read_manifest, sha256_file, write_manifest
     from trainer.int8_evidence import apply_int8_decision, int8_decision
 
     folder = model_dir(name, paths)
-    decision = int8_decision(name, sha256_file(Path(weights)))
+    if decision is None:
+        decision = int8_decision(name, sha256_file(Path(weights)))
     write_manifest(folder, apply_int8_decision(folder, read_manifest(folder), decision))
 
 
