@@ -46,6 +46,17 @@ def at_least_one(text: str) -> int:
     return value
 
 
+def non_negative(text: str) -> float:
+    """A number >= 0 (loss weights): non_negative("0.5") == 0.5."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
+    return value
+
+
 def language_code(text: str) -> str:
     """An ISO 639-1 code Babelfind detects, lower case; names get a suggestion."""
     if "," in text:

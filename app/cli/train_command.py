@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.arguments import at_least_one, existing_folder, existing_path
+from app.cli.arguments import at_least_one, existing_folder, existing_path, non_negative
 from engine.errors import InputError
 
 LAM_NONE = ("none", "simcse")
@@ -42,9 +42,9 @@ def register(subparsers) -> None:
     parser.add_argument("--base", default="multilingual-e5-small",
                         help="registry model or transformers folder to start from")
     parser.add_argument("--out", required=True, metavar="NAME", help="name of the new model")
-    parser.add_argument("--mono-weight", type=_non_negative, default=1.0,
+    parser.add_argument("--mono-weight", type=non_negative, default=1.0,
                         help="with --pairs and a corpus: weight of the corpus's dropout-view loss")
-    parser.add_argument("--distill-weight", type=_non_negative, default=None,
+    parser.add_argument("--distill-weight", type=non_negative, default=None,
                         help="hold the corpus sentences' vectors near the base model's with this "
                              "weight, so similarity within a language does not drift (0: off; "
                              "default: 5/tau with --pairs and a corpus, else 0)")
@@ -94,16 +94,6 @@ def _lam(text: str) -> float | None:
         value = None
     if value is None or not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be a number in (0, 1) or 'none', got {text!r}")
-    return value
-
-
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if value is None or not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
     return value
 
 
