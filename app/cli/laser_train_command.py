@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 from app.cli.arguments import at_least_one, existing_path
-from trainer.laser_student_config import StudentConfig as Defaults
 from app.cli.model_setup import ACTIVE_MODEL
 from engine.errors import InputError
+from trainer.laser_student_config import DEVICES, StudentConfig as Defaults
 
 
 def register(subparsers) -> None:
@@ -49,7 +49,7 @@ def register(subparsers) -> None:
     parser.add_argument("--batch-size", type=at_least_one, default=Defaults.batch_size)
     parser.add_argument("--lr", type=float, default=Defaults.lr)
     parser.add_argument("--threads", type=at_least_one, help="CPU threads for torch")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    parser.add_argument("--device", choices=DEVICES, default=Defaults.device)
     parser.add_argument("--seed", type=int, default=Defaults.seed)
     parser.add_argument("--lines", action="store_true", help="corpus .txt files: one sentence a line")
     parser.add_argument("--run-dir", type=Path, help="checkpoint folder (default: BABELFIND_HOME/training/OUT)")
