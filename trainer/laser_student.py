@@ -113,7 +113,7 @@ def _read_data(config: StudentConfig) -> _Data:
     held_set = set(held)
     trained = [s for s in sentences if s not in held_set]
     spans = sentence_spans(dict.fromkeys(trained + sorted(in_pairs)), config.spans_per_sentence,
-                           config.seed) if config.spans_per_sentence else []
+                           config.seed)
     train_items = student_items(trained + [s for s in spans if s not in held_set], pairs)
     held_items = [(s, s) for s in held]
     texts = list(dict.fromkeys(t for t, _ in train_items + held_items))

@@ -52,8 +52,9 @@ def sentence_spans(sentences: Iterable[str], per_sentence: int, seed: int) -> li
     rng = np.random.default_rng(seed)
     spans: dict[str, None] = {}
     for sentence in sentences:
-        spaced = " " in sentence.strip()
-        units = sentence.split() if spaced else list(sentence.strip())
+        text = sentence.strip()
+        spaced = " " in text
+        units = text.split() if spaced else list(text)
         low, high = SPAN_WORDS if spaced else SPAN_CHARACTERS
         if len(units) < low + 2:
             continue

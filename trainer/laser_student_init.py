@@ -24,10 +24,10 @@ import numpy as np
 
 from engine.config import DataPaths
 from engine.encoders.laser_tokenizer import SPECIAL_IDS
+from engine.encoders.unigram import METASPACE as WORD_START  # SentencePiece's word-start mark
 
 log = logging.getLogger(__name__)
 
-WORD_START = "\u2581"  # SentencePiece's word-start marker, in the student's pieces
 PAD_TOKEN = "<pad>"
 
 
