@@ -89,6 +89,8 @@ class ExtractLimits:
 
     Zip containers (DOCX, ODT, EPUB) are checked against their directory before any
     member is read, then streamed with the same caps, since a directory can lie.
+    Archives and mailboxes count their members and unpacked bytes together, nested
+    ones included, against the same limits.
     """
 
     # Bytes read from disk for one document; larger files are refused unread.
@@ -106,4 +108,22 @@ class ExtractLimits:
     max_seconds: float = 120.0
     # Characters of text from one PDF or EPUB, counted page by page and chapter by
     # chapter: pages or chapters listed many times over must not fill the memory.
+    # For an archive or a mailbox, the text of all its members together.
     max_text_chars: int = 100_000_000
+    # Non-empty cells read from one spreadsheet (all sheets): ~20 MB of text. Empty
+    # cells cost nothing (an ODS row "repeated 1,048,576 times" is skipped in one step).
+    max_cells: int = 2_000_000
+    # Containers inside containers (a zip in a mail in an mbox): deeper ones are skipped.
+    max_depth: int = 4
+    # Pixels of one image or rendered page handed to OCR; larger images are refused
+    # before they are decoded (a 30,000 x 30,000 PNG is 900 megapixels).
+    max_image_pixels: int = 60_000_000
+    # Read images and PDF pages without a text layer with OCR (when an engine is installed).
+    ocr: bool = True
+    # OCR engine: "auto" (Tesseract when installed, RapidOCR for Chinese), "tesseract", "rapidocr".
+    ocr_engine: str = "auto"
+    # Seconds for one page's OCR: past that the OCR process is killed and the page is empty.
+    ocr_page_seconds: float = 60.0
+    # Wall-clock seconds for a document that needs OCR (a 500-page scan at ~2 s a page
+    # would never fit `max_seconds`); pages past it are refused with the document.
+    max_ocr_seconds: float = 900.0

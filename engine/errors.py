@@ -26,6 +26,17 @@ class UnsupportedFormatError(ExtractionError):
     """No extractor handles this file."""
 
 
+class MissingToolError(UnsupportedFormatError):
+    """The format is read by a program that is not installed; `tool` names it.
+
+    Example: MissingToolError(path, "antiword", "legacy Word .doc needs antiword or catdoc ...")
+    """
+
+    def __init__(self, path: Path | str, tool: str, reason: str):
+        self.tool = tool
+        super().__init__(path, reason)
+
+
 class EncryptedDocumentError(ExtractionError):
     """The document is password protected."""
 

@@ -11,7 +11,13 @@ import bisect
 import re
 from dataclasses import dataclass
 
-FORMATS = ("txt", "md", "rst", "csv", "po", "html", "pdf", "docx", "odt", "epub")
+FORMATS = (
+    "txt", "md", "rst", "csv", "po", "html", "pdf", "docx", "odt", "epub",
+    "xlsx", "xls", "ods", "pptx", "odp", "ppt", "rtf", "doc", "code", "subtitles",
+    "eml", "msg", "mbox", "zip", "tar", "compressed", "image",
+)
+# Formats whose text has parts other than pages: what a preview or a result calls them.
+PAGE_KINDS = {"xlsx": "sheet", "xls": "sheet", "ods": "sheet", "pptx": "slide", "odp": "slide", "ppt": "slide"}
 
 # C0/C1 control characters that are not whitespace; they carry no text. (The whitespace
 # ones, such as tab, VT, the separators \x1c-\x1f and NEL, become spaces.) Lone
@@ -28,15 +34,24 @@ class ExtractedText:
     Attributes:
         text: normalised text; all offsets elsewhere are offsets into this string.
         format: one of FORMATS, the format the content was read as (not the extension).
-        page_starts: for PDFs, the offset in `text` where each page starts (page 1 first);
-            empty for formats without pages.
-        title: the document's own title (metadata or first heading), when it has one.
+        page_starts: the offset in `text` where each page (PDF), sheet (spreadsheet) or
+            slide (presentation) starts, the first one first; empty for formats without pages.
+        title: the document's own title (metadata, first heading, a message's subject).
+        page_labels: a name for each page where it has one (a sheet's name); else empty.
+        ocr_pages: 1-based pages whose text was read by OCR (an image is page 1).
+        ocr_engine: the OCR engine that read them ("tesseract 5.3.0"), when any did.
+        date: the document's own date in epoch seconds (an e-mail's Date header), when
+            it has one; the index uses it instead of the file's modification time.
     """
 
     text: str
     format: str
     page_starts: tuple[int, ...] = ()
     title: str | None = None
+    page_labels: tuple[str, ...] = ()
+    ocr_pages: tuple[int, ...] = ()
+    ocr_engine: str | None = None
+    date: float | None = None
 
 
 def page_of(extracted: ExtractedText, offset: int) -> int | None:
@@ -49,6 +64,46 @@ def page_of(extracted: ExtractedText, offset: int) -> int | None:
     # Empty pages share their start with the next page; bisect_right picks the later
     # one, which is the page that actually holds the character.
     return max(1, bisect.bisect_right(extracted.page_starts, offset))
+
+
+PAGE_SEPARATOR = "\n\n"
+
+
+def join_pages(texts: list[str]) -> tuple[str, tuple[int, ...]]:
+    """Pages (sheets, slides) joined by a blank line, with the offset where each page starts.
+
+    An empty page starts where the next page's text starts, so no offset maps to it.
+
+    Example: join_pages(["ab", "", "cd"]) == ("ab\\n\\ncd", (0, 4, 4))
+    """
+    parts: list[str] = []
+    starts: list[int] = []
+    waiting = 0  # empty pages whose start is the next text's start
+    length = 0
+    for text in texts:
+        if not text:
+            waiting += 1
+            continue
+        if parts:
+            parts.append(PAGE_SEPARATOR)
+            length += len(PAGE_SEPARATOR)
+        starts.extend([length] * (waiting + 1))
+        waiting = 0
+        parts.append(text)
+        length += len(text)
+    starts.extend([length] * waiting)
+    return "".join(parts), tuple(starts)
+
+
+def page_name(extracted_format: str | None, page: int, labels: tuple[str, ...] = ()) -> str:
+    """How a result names its page: "page 3", "slide 3", "sheet Budget" (or "sheet 2").
+
+    Example: page_name("xlsx", 2, ("Notes", "Budget")) == "sheet Budget"
+    """
+    kind = PAGE_KINDS.get(extracted_format or "", "page")
+    if 0 < page <= len(labels) and labels[page - 1]:
+        return f"{kind} {labels[page - 1]}"
+    return f"{kind} {page}"
 
 
 def normalise_whitespace(text: str) -> str:

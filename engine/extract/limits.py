@@ -43,18 +43,35 @@ class Budget:
     limits: ExtractLimits
     deadline: float
     text_chars: int = 0
+    cells: int = 0
+    # Members of an archive or mailbox, nested ones included, and their unpacked bytes.
+    members: int = 0
+    unpacked_bytes: int = 0
+    started: float = 0.0
+    ocr_allowed: bool = False
 
     @classmethod
     def start(cls, path: Path, limits: ExtractLimits | None = None) -> Budget:
         """Example: Budget.start(Path("a.pdf")).limits.max_pages == 5000"""
         limits = limits or ExtractLimits()
-        return cls(Path(path), limits, time.monotonic() + limits.max_seconds)
+        now = time.monotonic()
+        return cls(Path(path), limits, now + limits.max_seconds, started=now)
+
+    def allow_ocr(self) -> None:
+        """Gives the document OCR's longer deadline (`max_ocr_seconds` from its start)."""
+        if not self.ocr_allowed:
+            self.ocr_allowed = True
+            self.deadline = max(self.deadline, self.started + self.limits.max_ocr_seconds)
+
+    @property
+    def seconds_allowed(self) -> float:
+        return self.deadline - self.started
 
     def check_time(self) -> None:
         """Raises ExtractionTimeoutError once the document has used its time."""
         if time.monotonic() > self.deadline:
             raise ExtractionTimeoutError(
-                self.path, f"reading took longer than the {self.limits.max_seconds:g} s limit per document"
+                self.path, f"reading took longer than the {self.seconds_allowed:g} s limit per document"
             )
 
     def add_text(self, text: str) -> None:
@@ -64,6 +81,31 @@ class Budget:
             raise DocumentTooLargeError(
                 self.path, f"too large to read safely: over {self.limits.max_text_chars:,} characters of text"
             )
+
+    def add_cells(self, count: int) -> None:
+        """Counts a spreadsheet's filled cells; DocumentTooLargeError past `max_cells`."""
+        self.cells += count
+        if self.cells > self.limits.max_cells:
+            raise DocumentTooLargeError(
+                self.path, f"too large to read safely: over {self.limits.max_cells:,} filled cells"
+            )
+
+    def add_member(self, name: str, size: int) -> None:
+        """Counts one member of an archive or mailbox before it is unpacked.
+
+        Raises DocumentTooLargeError past `max_members`, `max_member_bytes` or, for all
+        members together, `max_unpacked_bytes`.
+        """
+        limits = self.limits
+        self.members += 1
+        if self.members > limits.max_members:
+            raise DocumentTooLargeError(
+                self.path, f"too large to read safely: over {limits.max_members:,} members")
+        if size > limits.max_member_bytes:
+            raise self.too_large(f"member {name!r}", size, limits.max_member_bytes)
+        self.unpacked_bytes += size
+        if self.unpacked_bytes > limits.max_unpacked_bytes:
+            raise self.too_large("the archive", self.unpacked_bytes, limits.max_unpacked_bytes)
 
     def too_large(self, what: str, size: int, limit: int) -> DocumentTooLargeError:
         """Example: "too large to read safely: member 'content.xml' unpacks to 2.0 GiB, over ..."."""

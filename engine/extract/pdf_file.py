@@ -7,13 +7,10 @@ import logging
 from pathlib import Path
 
 from engine.errors import CorruptDocumentError, DocumentTooLargeError, EncryptedDocumentError, ExtractionError
-from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+from engine.extract.base import ExtractedText, clean_title, join_pages, normalise_whitespace
 from engine.extract.limits import Budget
 
 log = logging.getLogger(__name__)
-
-PAGE_SEPARATOR = "\n\n"
-
 
 def _open_reader(path: Path, data: bytes, budget: Budget):
     """A PdfReader that can read pages: decrypted with the empty password when needed."""
@@ -112,32 +109,6 @@ def _metadata_title(reader) -> str | None:
         return clean_title(metadata.title) if metadata else None
     except Exception:  # noqa: BLE001 -- a damaged info dictionary must not lose the text
         return None
-
-
-def join_pages(texts: list[str]) -> tuple[str, tuple[int, ...]]:
-    """Pages joined by a blank line, with the offset where each page starts.
-
-    An empty page starts where the next page's text starts, so no offset maps to it.
-
-    Example: join_pages(["ab", "", "cd"]) == ("ab\\n\\ncd", (0, 4, 4))
-    """
-    parts: list[str] = []
-    starts: list[int] = []
-    waiting = 0  # empty pages whose start is the next text's start
-    length = 0
-    for text in texts:
-        if not text:
-            waiting += 1
-            continue
-        if parts:
-            parts.append(PAGE_SEPARATOR)
-            length += len(PAGE_SEPARATOR)
-        starts.extend([length] * (waiting + 1))
-        waiting = 0
-        parts.append(text)
-        length += len(text)
-    starts.extend([length] * waiting)
-    return "".join(parts), tuple(starts)
 
 
 def extract_pdf(path: Path, data: bytes, budget: Budget | None = None) -> ExtractedText:
