@@ -87,6 +87,8 @@ class DocumentHit:
     # A weaker match: far below the best document (engine.search.SearchConfig.weak_below),
     # or any match of a query nothing answers well; front ends show these apart.
     weak: bool = False
+    title: str | None = None  # the document's own title (a message's subject), when it has one
+    format: str | None = None  # what extraction read it as: names its pages (engine.extract.page_name)
 
     @property
     def best(self) -> PassageHit:

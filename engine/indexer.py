@@ -26,17 +26,15 @@ from engine.config import ExtractLimits
 from engine.encoders.base import Encoder
 from engine.errors import BabelfindError, ExtractionError
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
-from engine.extract import SUPPORTED_EXTENSIONS, extract_data, page_of, short_error
+from engine.extract import SUPPORTED_EXTENSIONS, extension_format, extract_tree, short_error
 from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, is_pdf, sniff_bytes, sniff_format
 from engine.extract.text_file import bom_encoding
-from engine.langid import detect_language, detect_languages, document_language
 from engine.index.live_index import LiveIndex
-from engine.junk import passage_text
-from engine.scan import path_key, scan_files
+from engine.index_writes import DocumentPlace, Unsupported, document_outcome, file_type
+from engine.scan import member_key, path_key, scan_files
 from engine.safe_open import open_regular, os_error_reason, read_regular
 from engine.store.exclusions import is_excluded
-from engine.segment import segment
-from engine.store import DocumentState, DocumentWrite, FailureWrite, NewPassage, Store
+from engine.store import DocumentState, DocumentWrite, FailureWrite, Store
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +116,7 @@ class Indexer:
         run = _Run()
         try:
             excluded = self.store.exclusions()
+            self._excluded = excluded
             plans = [self._plan(Path(p).expanduser().absolute(), run, excluded) for p in paths]
             run.files_total = sum(len(files) for _, _, files, _ in plans)
             yield run.progress()
@@ -148,7 +147,7 @@ class Indexer:
         files = [] if is_excluded(key, excluded) else list(scan_files(path, None, excluded))
         known = self.store.documents_under(key)
         on_disk = {path_key(f) for f in files}
-        gone = [p for p in known if p not in on_disk]
+        gone = [p for p in known if _file_of(p, known) not in on_disk]
         if gone:
             with _Timer(run, "store"):
                 removed_ids = self.store.remove_documents(gone)
@@ -170,57 +169,103 @@ class Indexer:
                     known: dict[str, DocumentState]) -> Iterator[IndexProgress]:
         pending: list[DocumentWrite] = []
         failures: list[FailureWrite] = []
-        for file in files:
-            outcome = self._visit(run, file, known.get(path_key(file)))
-            if isinstance(outcome, DocumentWrite):
-                pending.append(outcome)  # done once its vectors are written
-            else:
-                run.files_done += 1
-                if isinstance(outcome, FailureWrite):
-                    failures.append(outcome)
-            if sum(len(w.passages) for w in pending) >= self.config.batch_passages:
-                self._flush(run, root_id, pending, failures)
-                pending, failures = [], []
+        batch = _Batch()
+        # Images wait for the rest: OCR costs seconds a page, the other files are searchable first.
+        for file in sorted(files, key=lambda f: extension_format(f) == "image"):
+            for outcome, is_file in self._visit(run, file, known.get(path_key(file)), known):
+                if isinstance(outcome, DocumentWrite):
+                    pending.append(outcome)  # done once its vectors are written
+                    batch.add(outcome, is_file)
+                else:
+                    run.files_done += is_file
+                    if isinstance(outcome, FailureWrite):
+                        failures.append(outcome)
+                if batch.passages >= self.config.batch_passages:
+                    self._flush(run, root_id, pending, failures)
+                    run.files_done += batch.files
+                    pending, failures, batch = [], [], _Batch()
             yield run.progress(str(file))
         self._flush(run, root_id, pending, failures)
+        run.files_done += batch.files
 
-    def _visit(self, run: _Run, file: Path, state: DocumentState | None):
-        """Decides what a file needs: nothing, a failure record, or indexing."""
+    def _visit(self, run: _Run, file: Path, state: DocumentState | None, known: dict[str, DocumentState]):
+        """What a file needs: nothing, a failure record, or indexing of it and what it holds.
+
+        Yields (outcome, is_file) pairs: a DocumentWrite, FailureWrite or None, and
+        whether it is the file's own (it comes last, after its archive members or
+        attachments, so a stored file record means all it holds is stored too).
+        """
         key = path_key(file)
         try:
             info = file.stat()
         except OSError as e:
-            return self._failure(run, key, file, 0, 0.0, None, _os_reason(e))
+            yield self._failure(run, key, file, 0, 0.0, None, _os_reason(e)), True
+            return
         if state and state.size == info.st_size and state.mtime == info.st_mtime:
-            return self._unchanged(run, key, state)
+            yield self._unchanged(run, key, state), True
+            return
         if state is None and (reason := _refusal(file)):
             # Not stored: a folder of photos must not fill the database with failures.
             log.info("skipping %s: %s", file, reason)
             run.skipped.append(SkippedFile(key, reason))
-            return None
+            yield None, True
+            return
         if info.st_size > self.config.max_file_bytes:
             reason = (f"file too large ({info.st_size / 2**20:.1f} MB; "
                       f"the limit is {self.config.max_file_bytes / 2**20:.0f} MB)")
-            return self._failure(run, key, file, info.st_size, info.st_mtime, None, reason)
+            yield self._failure(run, key, file, info.st_size, info.st_mtime, None, reason), True
+            return
         try:
             data = _read_document(file, self.config.max_file_bytes)
         except ExtractionError as e:
             cause = e.__cause__
             reason = _os_reason(cause) if isinstance(cause, OSError) else e.reason
-            return self._failure(run, key, file, info.st_size, info.st_mtime, None, reason)
+            yield self._failure(run, key, file, info.st_size, info.st_mtime, None, reason), True
+            return
         digest = hashlib.sha256(data).hexdigest()
         if state and state.content_hash == digest:
             self.store.touch_document(key, info.st_size, info.st_mtime)
-            return self._unchanged(run, key, state)
-        with _Timer(run, "extract"):
-            try:
-                return self._prepare(file, key, info, digest, data)
-            except BabelfindError as e:
-                reason = getattr(e, "reason", str(e))
-            except Exception as e:  # noqa: BLE001 -- one file must never end the run
-                log.exception("unexpected error while indexing %s", file)
-                reason = f"could not be read ({short_error(e)})"
-            return self._failure(run, key, file, info.st_size, info.st_mtime, digest, reason)
+            yield self._unchanged(run, key, state), True
+            return
+        self._drop_members(run, key, known)  # what the old content held; the new one is read now
+        yield from self._documents(run, file, key, info, digest, data)
+
+    def _documents(self, run: _Run, file: Path, key: str, info: os.stat_result, digest: str, data: bytes):
+        """(outcome, is_file) for each document of the file, members first (engine.extract.tree)."""
+        unsupported = Unsupported()
+        skip = (lambda inner: is_excluded(member_key(key, inner), self._excluded)) if self._excluded else None
+        documents = None
+        while True:
+            with _Timer(run, "extract"):
+                try:
+                    documents = documents or extract_tree(file, data, limits=self.config.limits, skip=skip)
+                    document = next(documents, None)
+                    outcome = None if document is None else document_outcome(
+                        DocumentPlace(file, key, info.st_size, info.st_mtime, digest), document, self.config,
+                        self.encoder.dim, unsupported)
+                except Exception as e:  # noqa: BLE001 -- one file must never end the run
+                    log.exception("unexpected error while indexing %s", file)
+                    reason = f"could not be read ({short_error(e)})"
+                    yield self._failure(run, key, file, info.st_size, info.st_mtime, digest, reason), True
+                    return
+            if document is None:
+                return
+            is_file = not document.inner
+            if is_file and unsupported:
+                run.skipped.append(SkippedFile(key, unsupported.reason()))
+            if isinstance(outcome, FailureWrite):
+                log.info("skipping %s: %s", outcome.path, outcome.reason)
+                run.skipped.append(SkippedFile(outcome.path, outcome.reason))
+            yield outcome, is_file
+
+    def _drop_members(self, run: _Run, key: str, known: dict[str, DocumentState]) -> None:
+        """Removes the documents stored inside the file at `key` (it changed, or cannot be read)."""
+        members = [p for p, state in known.items() if state.parent is not None and _file_of(p, known) == key]
+        if members:
+            with _Timer(run, "store"):
+                removed_ids = self.store.remove_documents(members)
+            with _Timer(run, "vectors"):
+                self.live.apply(removed_ids, [], None)
 
     def _unchanged(self, run: _Run, key: str, state: DocumentState) -> None:
         """Counts the file once: as unchanged, or (still broken) as skipped again."""
@@ -233,39 +278,7 @@ class Indexer:
                  digest: str | None, reason: str) -> FailureWrite:
         log.info("skipping %s: %s", file, reason)
         run.skipped.append(SkippedFile(key, reason))
-        return FailureWrite(key, size, mtime, digest, _file_type(file), reason)
-
-    def _prepare(self, file: Path, key: str, info: os.stat_result, digest: str,
-                 data: bytes) -> DocumentWrite:
-        extracted = extract_data(file, data, limits=self.config.limits)
-        spans = segment(
-            extracted.text,
-            # The language's abbreviation and ordinal rules ("16. Jahrhundert") help the splitter.
-            language=detect_language(extracted.text),
-            max_chars=self.config.passage_max_chars,
-            max_sentences=self.config.passage_max_sentences,
-            overlap=self.config.passage_overlap,
-            drop_junk=self.config.drop_junk,
-        )
-        texts = [passage_text(extracted.text, s) for s in spans]
-        if not texts:
-            raise ExtractionError(file, "no text to index")
-        languages = detect_languages(texts)
-        passages = tuple(
-            NewPassage(text, s.start, s.end, page_of(extracted, s.start), lang)
-            for text, s, lang in zip(texts, spans, languages)
-        )
-        return DocumentWrite(
-            path=key,
-            size=info.st_size,
-            mtime=info.st_mtime,
-            content_hash=digest,
-            file_type=_file_type(file),
-            format=extracted.format,
-            language=document_language(languages, [len(t) for t in texts]),
-            passages=passages,
-            vectors=np.empty((0, self.encoder.dim), np.float32),
-        )
+        return FailureWrite(key, size, mtime, digest, file_type(file), reason)
 
     def _flush(self, run: _Run, root_id: int, pending: list[DocumentWrite],
                failures: list[FailureWrite]) -> None:
@@ -281,8 +294,7 @@ class Indexer:
             stored = np.concatenate([w.vectors for w in writes]) if writes else None
             with _Timer(run, "vectors"):
                 self.live.apply(removed, [i for ids in new_ids for i in ids], stored)
-            run.indexed += len(writes)
-            run.files_done += len(pending)  # stored, or recorded as unstorable
+            run.indexed += sum(1 for w in writes if w.passages)  # an archive's own record holds none
             run.passages += sum(len(w.passages) for w in writes)
             failures = failures + unstored
         if failures:
@@ -320,7 +332,7 @@ class Indexer:
                 reason = f"could not be stored ({short_error(e)})"
                 run.skipped.append(SkippedFile(write.path, reason))
                 failed.append(FailureWrite(write.path, write.size, write.mtime, write.content_hash,
-                                           write.file_type, reason))
+                                           write.file_type, reason, write.parent))
                 continue
             removed += gone
             new_ids += ids
@@ -371,8 +383,26 @@ def _sniff_file(file: Path) -> str | None:
         return None
 
 
-def _file_type(path: Path) -> str:
-    return path.suffix.lower().lstrip(".")
+def _file_of(path: str, known: dict[str, DocumentState]) -> str | None:
+    """The key of the file on disk that holds the document `path` (itself for a file)."""
+    for _ in range(64):  # parents never loop; a bound all the same
+        state = known.get(path)
+        if state is None or state.parent is None:
+            return path if state is not None else None
+        path = state.parent
+    return None
+
+
+class _Batch:
+    """What the pending writes hold: passages to encode, and the files they complete."""
+
+    def __init__(self):
+        self.passages = 0
+        self.files = 0
+
+    def add(self, write: DocumentWrite, is_file: bool) -> None:
+        self.passages += len(write.passages)
+        self.files += is_file
 
 
 def _os_reason(error: OSError) -> str:

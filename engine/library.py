@@ -16,7 +16,10 @@ be cancelled while waiting; `lock_timeout` bounds the wait (LibraryBusyError).
 
 from __future__ import annotations
 
+import atexit
 import logging
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -114,6 +117,7 @@ class Library:
         paths = paths or data_paths()
         db_url = db_url or paths.db_url
         refuse_lost_database(db_url, paths.indexes)
+        config = config or indexer_config(paths)
         store = Store.open(db_url)
         lock = WriteLock(paths.home / WRITE_LOCK_FILE)
         generation = store.generation("active")
@@ -302,8 +306,9 @@ class Library:
                 self.store.remove_exclusions(root)  # nothing left to exclude from
         # a deleted file needs no exclusion (the scan cannot find it), and a watcher
         # forgetting deleted files must not keep them out if they come back
-        if not is_root and self.store.root_for(key) is not None and Path(key).exists():
-            self.store.add_exclusion(key)
+        is_member = documents.get(key) is not None and documents[key].parent is not None
+        if not is_root and self.store.root_for(key) is not None and (Path(key).exists() or is_member):
+            self.store.add_exclusion(key)  # a member stays out while its archive is unchanged, and after
         return len(documents)
 
     def excluded(self) -> list[str]:
@@ -407,10 +412,66 @@ class Library:
         """The extracted text of a document, as indexed (offsets of hits refer to it).
 
         A str is a stored key (`DocumentHit.path`), turned back into the exact file name.
+        Archive members, attachments and OCR'd scans come from the text stored when they
+        were indexed, so a preview never unpacks an archive or runs OCR again.
         """
-        from engine.extract import extract
+        from engine.extract import extract, extract_data
 
-        return extract(key_path(path) if isinstance(path, str) else Path(path))
+        if not isinstance(path, str):
+            return extract(Path(path))
+        stored = self.store.stored_text(path)
+        if stored is not None:
+            from engine.store.texts import decode_text
+
+            return decode_text(stored)
+        file, inner = self._member_chain(path)
+        if not inner:
+            return extract(key_path(path))
+        return extract_data(key_path(path), self._member_bytes(file, inner), limits=self.config.limits)
+
+    def open_document(self, path: str) -> Path:
+        """A file the desktop can open for the document at key `path`.
+
+        Example: library.open_document("/mail/inbox.mbox/message-3.eml/offer.pdf")
+            -> Path("/tmp/babelfind-open-k2j1/offer.pdf")
+
+        A file on disk is itself; an archive member or attachment is unpacked into a
+        temporary folder of its own (removed when the process ends) and that copy is given.
+
+        Raises:
+            NotIndexedError: the library holds no such document, or its file no longer holds it.
+            ExtractionError: its file can no longer be read.
+        """
+        file, inner = self._member_chain(path)
+        if not inner:
+            return key_path(path)
+        data = self._member_bytes(file, inner)
+        folder = Path(tempfile.mkdtemp(prefix="babelfind-open-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        target = folder / Path(inner[-1]).name
+        target.write_bytes(data)
+        return target
+
+    def _member_chain(self, key: str) -> tuple[str, tuple[str, ...]]:
+        """(key of the file on disk, member names down to `key`); () for a file itself."""
+        names: list[str] = []
+        for _ in range(64):
+            info = self.store.document_info(key)
+            if info is None:
+                raise NotIndexedError(key_path(key))
+            if info.parent is None:
+                return key, tuple(str(key_path(name)) for name in reversed(names))
+            names.append(key[len(info.parent) + 1:])
+            key = info.parent
+        raise NotIndexedError(key_path(key))
+
+    def _member_bytes(self, file: str, inner: tuple[str, ...]) -> bytes:
+        from engine.extract import open_member
+        from engine.safe_open import read_regular
+
+        path = key_path(file)
+        return open_member(path, read_regular(path, self.config.limits.max_file_bytes), inner,
+                           limits=self.config.limits)
 
     def status(self) -> LibraryStatus:
         documents, passages, failed, languages = self.store.counts()
@@ -436,6 +497,17 @@ class Library:
     def _check_model(self) -> None:
         if self.encoder.name != self.live.generation.model_name:
             raise ModelMismatchError(self.live.generation.model_name, self.encoder.name)
+
+
+def indexer_config(paths: DataPaths) -> IndexerConfig:
+    """The indexer's settings with what the user chose: OCR on or off, and its engine."""
+    from engine.config import ExtractLimits, load_settings
+
+    settings = load_settings(paths)
+    defaults = ExtractLimits()
+    limits = ExtractLimits(ocr=bool(settings.get("ocr", defaults.ocr)),
+                           ocr_engine=str(settings.get("ocr_engine", defaults.ocr_engine)))
+    return IndexerConfig(limits=limits)
 
 
 def _load_encoder(name: str | None, paths: DataPaths, defer: bool = False) -> Encoder:

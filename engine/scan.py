@@ -144,3 +144,20 @@ def key_path(key: str) -> Path:
     if os.name == "nt":
         return Path(_UNESCAPE_WINDOWS.sub(lambda m: chr(int(m.group()[2:], 16)), key))
     return Path(_UNESCAPE_POSIX.sub(_unescape_posix, key))
+
+
+def member_key(container: str, inner: tuple[str, ...]) -> str:
+    """The stored key of a document inside a file: the file's key, then "/" and each member name.
+
+    Example: member_key("/mail/inbox.mbox", ("message-3.eml", "report.pdf")) ==
+        "/mail/inbox.mbox/message-3.eml/report.pdf"
+
+    A member's name keeps its folders inside the archive ("docs/manual.pdf"), so a key
+    alone does not say where one container ends; the store's `parent` of each member
+    does. Names are escaped like file names (`path_key`), so a tar member whose name is
+    not UTF-8 has a key the database can hold.
+    """
+    if not inner:
+        return container
+    escape = (lambda name: path_key(Path(name))) if os.name != "nt" else (lambda name: name)
+    return container.rstrip("/\\") + "/" + "/".join(escape(name) for name in inner)

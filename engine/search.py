@@ -340,7 +340,8 @@ def _document_hit(path: str, passages: list[PassageHit], row: PassageRow, weak: 
     kinds = {p.matched_by for p in passages}
     matched_by = "both" if "both" in kinds or len(kinds) > 1 else kinds.pop()
     return DocumentHit(path=path, score=passages[0].score, language=row.document_language,
-                       file_type=row.file_type, passages=tuple(passages), matched_by=matched_by, weak=weak)
+                       file_type=row.file_type, passages=tuple(passages), matched_by=matched_by, weak=weak,
+                       title=row.title, format=row.format)
 
 
 def _passage_hit(row: PassageRow, score: float, matched_by: str, cosine: float | None,

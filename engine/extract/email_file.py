@@ -225,12 +225,11 @@ def email_members(fmt: str, path: Path, data: bytes, budget: Budget) -> Iterator
 def _open_msg(path: Path, data: bytes):
     import extract_msg
     from extract_msg.exceptions import ExMsgBaseException
-    from olefile import OleFileError
 
     logging.getLogger("extract_msg").setLevel(logging.ERROR)  # it warns about every odd property
     try:
         return extract_msg.openMsg(data, delayAttachments=False)
-    except (ExMsgBaseException, OleFileError, OSError, ValueError, KeyError) as e:
+    except (ExMsgBaseException, OSError, ValueError, KeyError) as e:
         raise CorruptDocumentError(path, f"not a valid Outlook .msg file ({type(e).__name__}: {e})") from e
 
 

@@ -111,8 +111,41 @@ def _metadata_title(reader) -> str | None:
         return None
 
 
+def _has_image(page) -> bool:
+    """Whether a page draws an image (a scan); blank pages are not worth an OCR pass."""
+    try:
+        objects = page["/Resources"].get_object().get("/XObject")
+        if objects is None:
+            return False
+        return any(obj.get_object().get("/Subtype") == "/Image" for obj in objects.get_object().values())
+    except Exception:  # noqa: BLE001 -- an odd resource dictionary: let OCR decide
+        return True
+
+
+def _ocr_empty_pages(path: Path, data: bytes, reader, texts: list[str], budget: Budget) -> tuple[list[int], str | None]:
+    """Fills in the empty pages that hold an image with OCR text; (pages read, engine)."""
+    from engine.extract.ocr import check_ocr, read_pages
+
+    wanted = [n for n, text in enumerate(texts, start=1) if not text and _has_image(reader.pages[n - 1])]
+    if not wanted:
+        return [], None
+    try:
+        setup = check_ocr(path, budget.limits, "a scanned PDF")
+    except ExtractionError as e:
+        log.info("%s: %d pages without text are not read: %s", path, len(wanted), e.reason)
+        return [], None
+    result = read_pages(path, "pdf", data, budget, wanted, setup=setup)
+    read = []
+    for number, text in result.texts.items():
+        texts[number - 1] = normalise_whitespace(text)
+        budget.add_text(texts[number - 1])
+        if texts[number - 1]:
+            read.append(number)
+    return read, result.engine
+
+
 def extract_pdf(path: Path, data: bytes, budget: Budget | None = None) -> ExtractedText:
-    """Text layer of a PDF; ExtractionError when no page has any text (a scan).
+    """Text layer of a PDF, and OCR of its scanned pages; ExtractionError when no page has text.
 
     Example: extract_pdf(Path("a.pdf"), data).page_starts == (0, 52)
     """
@@ -126,7 +159,10 @@ def extract_pdf(path: Path, data: bytes, budget: Budget | None = None) -> Extrac
         raise CorruptDocumentError(path, f"damaged or truncated PDF ({_short(e)})") from e
     if page_count == 0:
         raise CorruptDocumentError(path, "damaged PDF (no pages)")
-    text, starts = join_pages(_page_texts(path, reader, budget))
+    texts = _page_texts(path, reader, budget)
+    ocr_pages, engine = _ocr_empty_pages(path, data, reader, texts, budget)
+    text, starts = join_pages(texts)
     if not text:
         raise ExtractionError(path, "no text layer (scanned PDF?)")
-    return ExtractedText(text=text, format="pdf", page_starts=starts, title=_metadata_title(reader))
+    return ExtractedText(text=text, format="pdf", page_starts=starts, title=_metadata_title(reader),
+                         ocr_pages=tuple(ocr_pages), ocr_engine=engine)

@@ -30,6 +30,9 @@ from engine.extract.sniff import ZIP_MAGIC
 CELL_SEPARATOR = " | "
 # Rows read between two looks at the clock.
 _ROWS_PER_CHECK = 256
+# Empty columns kept between two cells of a row (so values stay under their header);
+# a wider gap is closed up.
+_MAX_GAP = 256
 
 
 class _Sheet:
@@ -45,8 +48,7 @@ class _Sheet:
     def add_row(self, values: Iterable[object]) -> None:
         cells = [_cell_text(v) for v in values]
         self.rows_seen += 1
-        if self.rows_seen % _ROWS_PER_CHECK == 0:
-            self.budget.check_time()
+        self.budget.check_time()  # a row can hold 16,384 cells
         filled = [c for c in cells if c]
         if not filled:
             return
@@ -121,27 +123,70 @@ def extract_xlsx(path: Path, data: bytes, budget: Budget | None = None) -> Extra
         raise CorruptDocumentError(path, "not a valid XLSX file (not a zip archive)")
     budget = budget or Budget.start(path)
     check_archive(path, data, budget, "XLSX")
-    import openpyxl
     from lxml.etree import XMLSyntaxError
 
     try:
-        # read_only streams rows from the XML; data_only gives cached values, not formulas
-        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        reader = _open_workbook(data)
+        try:
+            sheets = [_xlsx_sheet(reader, name, target, budget) for name, target in _sheet_parts(reader)]
+            title = clean_title(reader.wb.properties.title) if reader.wb.properties else None
+        finally:
+            reader.archive.close()
     except (zipfile.BadZipFile, KeyError, ValueError, TypeError, XMLSyntaxError, EOFError) as e:
         raise CorruptDocumentError(path, f"not a valid XLSX file ({e or type(e).__name__})") from e
-    try:
-        sheets = []
-        for worksheet in book.worksheets:
-            sheet = _Sheet(worksheet.title, budget)
-            # The declared dimension can claim A1:XFD1048576; without it, rows are not padded.
-            worksheet.reset_dimensions()
-            for row in worksheet.iter_rows(values_only=True):
-                sheet.add_row(row)
-            sheets.append(sheet)
-        title = clean_title(book.properties.title) if book.properties else None
-    finally:
-        book.close()
     return _sheets_text(sheets, "xlsx", title)
+
+
+def _open_workbook(data: bytes):
+    """openpyxl's reader with the workbook's strings, sheet list and styles, no sheet read yet.
+
+    `load_workbook(read_only=True)` reads every sheet once in full just to size it when
+    the sheet declares no dimension (10^7 cells: minutes, with no way to stop it), so
+    the parts it reads first are read here the same way and each sheet is then
+    streamed once, row by row.
+    """
+    from openpyxl.reader.excel import ExcelReader
+    from openpyxl.styles.stylesheet import apply_stylesheet
+
+    reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
+    reader.read_manifest()
+    reader.read_strings()
+    reader.read_workbook()
+    reader.read_properties()
+    apply_stylesheet(reader.archive, reader.wb)  # number formats tell dates from numbers
+    return reader
+
+
+def _sheet_parts(reader) -> list[tuple[str, str]]:
+    """(sheet name, zip member) of every worksheet, in the workbook's order; chart sheets left out."""
+    return [(sheet.name, rel.target) for sheet, rel in reader.parser.find_sheets()
+            if rel.target in reader.valid_files and "chartsheet" not in rel.Type]
+
+
+def _xlsx_sheet(reader, name: str, target: str, budget: Budget) -> _Sheet:
+    from openpyxl.worksheet._reader import WorkSheetParser
+
+    book = reader.wb
+    sheet = _Sheet(name, budget)
+    with reader.archive.open(target) as source:
+        parser = WorkSheetParser(source, reader.shared_strings, data_only=True, epoch=book.epoch,
+                                 date_formats=book._date_formats, timedelta_formats=book._timedelta_formats)
+        for _row_number, cells in parser.parse():
+            sheet.add_row(_row_values(cells))
+    return sheet
+
+
+def _row_values(cells: list[dict]) -> list[object]:
+    """The row's values by column; a cell in column XFD does not make 16,383 empty ones."""
+    if not cells:
+        return []
+    values: list[object] = []
+    for cell in cells:
+        gap = cell["column"] - 1 - len(values)
+        if 0 < gap <= _MAX_GAP:
+            values.extend([None] * gap)
+        values.append(cell["value"])
+    return values
 
 
 # -- OpenDocument spreadsheet (.ods) ---------------------------------------------------

@@ -1,6 +1,7 @@
 """SQL storage (SQLAlchemy 2.0, Alembic migrations): the source of truth."""
 
 from engine.store.store import (
+    DocumentInfo,
     DocumentState,
     DocumentWrite,
     FailureWrite,
@@ -11,6 +12,7 @@ from engine.store.store import (
 )
 
 __all__ = [
+    "DocumentInfo",
     "DocumentState",
     "DocumentWrite",
     "FailureWrite",

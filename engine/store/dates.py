@@ -1,4 +1,6 @@
-"""Document mtimes for date filters, cached while an SQLite database is unchanged.
+"""Document dates for date filters, cached while an SQLite database is unchanged.
+
+A document's date is its own (an e-mail's Date header) when it has one, else its mtime.
 
     >>> documents_modified(store, after=1_700_000_000.0, before=None)   # sorted document ids
 
@@ -19,12 +21,14 @@ import threading
 import weakref
 
 import numpy as np
-from sqlalchemy import event, select
+from sqlalchemy import event, func, select
 
 from engine.store.catalog import driver_rows
 from engine.store.schema import Document
 from engine.store.store import Store
 
+# A document's own date (a message's Date header) when it has one, else its mtime.
+_when = func.coalesce(Document.date, Document.mtime)
 _watches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Store -> _Mtimes | None
 _lock = threading.Lock()
 
@@ -45,7 +49,7 @@ class _Mtimes:
             version = self._db.execute("PRAGMA data_version").fetchone()[0]
             if version != self._version:
                 with store.engine.connect() as connection:
-                    rows = driver_rows(connection, select(Document.id, Document.mtime).order_by(Document.id))
+                    rows = driver_rows(connection, select(Document.id, _when).order_by(Document.id))
                 self.ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
                 self.mtimes = np.fromiter((r[1] for r in rows), np.float64, len(rows))
                 self._version = version
@@ -89,8 +93,8 @@ def _mtimes_of(store: Store) -> _Mtimes | None:
 def _asked(store: Store, after: float | None, before: float | None) -> np.ndarray:
     query = select(Document.id)
     if after is not None:
-        query = query.where(Document.mtime >= after)
+        query = query.where(_when >= after)
     if before is not None:
-        query = query.where(Document.mtime < before)
+        query = query.where(_when < before)
     with store.engine.connect() as connection:
         return np.array(driver_rows(connection, query.order_by(Document.id)), np.int64).reshape(-1)

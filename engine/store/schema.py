@@ -58,10 +58,25 @@ class Document(Base):
     status: Mapped[str] = mapped_column(String(16))  # "indexed" | "failed"
     error: Mapped[str | None] = mapped_column(Text)  # readable reason when failed
     indexed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # The document holding this one (an archive, a message): its key; None for a file on disk.
+    parent: Mapped[str | None] = mapped_column(String(4096), index=True)
+    title: Mapped[str | None] = mapped_column(Text)  # its own title (a message's subject)
+    # Its own date (a message's Date header, epoch seconds): `after:`/`before:` prefer it to mtime.
+    date: Mapped[float | None] = mapped_column(Float)
 
     passages: Mapped[list[Passage]] = relationship(
         back_populates="document", cascade="all, delete-orphan", passive_deletes=True
     )
+
+
+class DocumentText(Base):
+    """The extracted text of a document that is costly to read again (a member, an OCR'd
+    scan), as engine.store.texts encodes it; passage offsets refer to this text."""
+
+    __tablename__ = "document_texts"
+
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class Passage(Base):

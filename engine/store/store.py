@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from engine.errors import StoreError
 from engine.store.exclusions import ExclusionsMixin
-from engine.store.schema import Document, IndexGeneration, Passage, Root, Vector
+from engine.store.schema import Document, DocumentText, IndexGeneration, Passage, Root, Vector
 from engine.store.migrate import migrate
 from engine.store.urls import check_sqlite_folder, mask_url, one_line, scrub
 
@@ -41,6 +41,7 @@ class DocumentState:
     content_hash: str | None
     status: str
     error: str | None
+    parent: str | None = None  # the document holding it (an archive, a message); None on disk
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,11 @@ class DocumentWrite:
     language: str | None
     passages: tuple[NewPassage, ...]
     vectors: np.ndarray  # [len(passages), dim] float32
+    parent: str | None = None  # the document holding it (an archive, a message)
+    title: str | None = None
+    date: float | None = None  # the document's own date (a message's), epoch seconds
+    # The extracted text (engine.store.texts), kept for documents costly to read again.
+    text: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,7 @@ class FailureWrite:
     content_hash: str | None
     file_type: str
     reason: str
+    parent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,20 @@ class PassageRow:
     path: str
     file_type: str
     document_language: str | None
+    format: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """One stored document as a front end shows or opens it."""
+
+    path: str
+    parent: str | None
+    format: str | None
+    file_type: str
+    title: str | None
+    mtime: float
 
 
 @dataclass(frozen=True)
@@ -236,6 +257,7 @@ class Store(ExclusionsMixin):
                     Document.content_hash,
                     Document.status,
                     Document.error,
+                    Document.parent,
                 ).where((Document.path == path) | Document.path.startswith(prefix, autoescape=True))
             )
             return {row[0]: DocumentState(*row[1:]) for row in rows}
@@ -274,6 +296,7 @@ class Store(ExclusionsMixin):
                         file_type=f.file_type,
                         status="failed",
                         error=f.reason,
+                        parent=f.parent,
                     )
                 )
             if removed:
@@ -298,6 +321,19 @@ class Store(ExclusionsMixin):
                     (Document.path == under) | Document.path.startswith(prefix, autoescape=True)
                 )
             return [(p, e or "") for p, e in s.execute(query.order_by(Document.path))]
+
+    def document_info(self, path: str) -> DocumentInfo | None:
+        """What the store holds about the document at key `path`; None when it holds nothing."""
+        with self.session() as s:
+            row = s.execute(select(Document.path, Document.parent, Document.format, Document.file_type,
+                                   Document.title, Document.mtime).where(Document.path == path)).first()
+            return DocumentInfo(*row) if row else None
+
+    def stored_text(self, path: str) -> bytes | None:
+        """The extracted text kept for the document at `path` (engine.store.texts), if any."""
+        with self.session() as s:
+            return s.scalar(select(DocumentText.data).join(Document, DocumentText.document_id == Document.id)
+                            .where(Document.path == path))
 
     def counts(self) -> tuple[int, int, int, dict[str, int]]:
         """(documents indexed, passages, documents failed, documents per language)."""
@@ -327,6 +363,9 @@ class Store(ExclusionsMixin):
             format=w.format,
             language=w.language,
             status="indexed",
+            parent=w.parent,
+            title=w.title,
+            date=w.date,
         )
         doc.passages = [
             Passage(ordinal=i, text=p.text, start=p.start, end=p.end, page=p.page, language=p.language)
@@ -334,6 +373,8 @@ class Store(ExclusionsMixin):
         ]
         s.add(doc)
         s.flush()  # assigns passage ids, which are also the FAISS ids
+        if w.text is not None:
+            s.add(DocumentText(document_id=doc.id, data=w.text))
         ids = [p.id for p in doc.passages]
         vectors = np.ascontiguousarray(w.vectors, dtype="<f4")
         s.add_all(
@@ -352,6 +393,7 @@ class Store(ExclusionsMixin):
             for ids in _chunks(passage_ids):
                 s.execute(delete(Vector).where(Vector.passage_id.in_(ids)))
             s.execute(delete(Passage).where(Passage.document_id.in_(doc_ids)))
+            s.execute(delete(DocumentText).where(DocumentText.document_id.in_(doc_ids)))
             s.execute(delete(Document).where(Document.id.in_(doc_ids)))
             removed.extend(passage_ids)
         return removed
@@ -381,6 +423,8 @@ class Store(ExclusionsMixin):
                         Document.path,
                         Document.file_type,
                         Document.language,
+                        Document.format,
+                        Document.title,
                     )
                     .join(Document, Passage.document_id == Document.id)
                     .where(Passage.id.in_(chunk))

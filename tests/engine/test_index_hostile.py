@@ -59,14 +59,14 @@ def test_hostile_documents_are_skipped_and_the_rest_indexed(library, tmp_path, m
     write_zip_with_raw_member(corpus / "e-bomb.docx", [("[Content_Types].xml", "<Types/>")], "word/document.xml",
                               1 << 30)
     (corpus / "f-explodes.txt").write_text("A parser bug we have not met yet.", encoding="utf-8")
-    real_extract = indexer.extract_data
+    real_extract = indexer.extract_tree
 
-    def extract_data(path, data, **kwargs):
+    def extract_tree(path, data, **kwargs):
         if path.name == "f-explodes.txt":
             raise RuntimeError("an unexpected library failure")
         return real_extract(path, data, **kwargs)
 
-    monkeypatch.setattr(indexer, "extract_data", extract_data)
+    monkeypatch.setattr(indexer, "extract_tree", extract_tree)
     with caplog.at_level(logging.ERROR, logger="engine.indexer"):
         summary = list(library.index_paths([corpus]))[-1].summary
     got = reasons(summary)
