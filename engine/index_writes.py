@@ -19,11 +19,12 @@ import numpy as np
 
 from engine.errors import ExtractionError, MissingToolError, UnsupportedFormatError
 from engine.extract import SUPPORTED_EXTENSIONS, ExtractedText, TreeDocument, page_of
+from engine.extract.base import PAGE_KINDS
 from engine.extract.members import PURE_CONTAINERS
 from engine.junk import passage_text
 from engine.langid import detect_language, detect_languages, document_language
 from engine.scan import member_key
-from engine.segment import segment
+from engine.segment import PassageSpan, Span, segment
 from engine.store import DocumentWrite, FailureWrite, NewPassage
 from engine.store.texts import encode_text
 
@@ -125,18 +126,35 @@ def document_outcome(place: DocumentPlace, document: TreeDocument, config, dim: 
 
 
 def _passages(path: Path, extracted: ExtractedText, config) -> tuple[NewPassage, ...]:
-    spans = segment(
-        extracted.text,
-        # The language's abbreviation and ordinal rules ("16. Jahrhundert") help the splitter.
-        language=detect_language(extracted.text),
-        max_chars=config.passage_max_chars,
-        max_sentences=config.passage_max_sentences,
-        overlap=config.passage_overlap,
-        drop_junk=config.drop_junk,
-    )
+    spans = _spans(extracted, config)
     texts = [passage_text(extracted.text, s) for s in spans]
     if not texts:
         raise ExtractionError(path, "no text to index")
     languages = detect_languages(texts)
     return tuple(NewPassage(text, s.start, s.end, page_of(extracted, s.start), lang)
                  for text, s, lang in zip(texts, spans, languages))
+
+
+def _spans(extracted: ExtractedText, config) -> list[PassageSpan]:
+    """Passages of the text; a sheet or a slide is never joined to the next one.
+
+    A PDF's paragraph often runs on over the page break, so its passages may too; a
+    slide or a sheet is a unit of its own, and a result must name the right one.
+    """
+    text = extracted.text
+    options = dict(max_chars=config.passage_max_chars, max_sentences=config.passage_max_sentences,
+                   overlap=config.passage_overlap, drop_junk=config.drop_junk)
+    # The language's abbreviation and ordinal rules ("16. Jahrhundert") help the splitter.
+    language = detect_language(text)
+    if extracted.format not in PAGE_KINDS or len(extracted.page_starts) < 2:
+        return segment(text, language, **options)
+    bounds = sorted(set(extracted.page_starts)) + [len(text)]
+    spans: list[PassageSpan] = []
+    for start, end in zip(bounds, bounds[1:]):
+        spans += [_shifted(span, start) for span in segment(text[start:end], language, **options)]
+    return spans
+
+
+def _shifted(span: PassageSpan, offset: int) -> PassageSpan:
+    return PassageSpan(span.start + offset, span.end + offset,
+                       tuple(Span(s.start + offset, s.end + offset) for s in span.sentences))

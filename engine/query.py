@@ -9,7 +9,8 @@ Syntax (QUERY_HELP is the text shown by `babelfind search --help` and the window
   "exact phrase"   only passages holding these words in this order (accents and case ignored)
   -word, -"a b"    leave out documents holding the word or phrase
   lang:de          only passages in this language; lang:de,fr for several
-  type:pdf         only files of this type; type:pdf,docx for several
+  type:pdf         only files of this type; type:pdf,docx for several; type:email, type:image,
+                   type:spreadsheet, type:presentation, type:code for kinds
   path:~/Papers    only documents in this folder (quote a path with spaces: path:"~/My Papers")
   after:2024-01-01 only files modified on or after this day (YYYY, YYYY-MM or YYYY-MM-DD)
   before:2024-06   only files modified before this day (the first of the month here)
@@ -38,7 +39,8 @@ Query syntax (one search box for all of it):
   "exact phrase"    only passages with exactly these words, in this order
   -word  -"a b"     leave out documents that contain the word or phrase
   lang:de           only passages in a language (lang:de,fr for several)
-  type:pdf          only files of a type (type:pdf,docx for several)
+  type:pdf          only files of a type (type:pdf,docx for several; kinds:
+                    type:email, type:image, type:spreadsheet, type:presentation, type:code)
   path:~/Papers     only documents in a folder (path:"~/My Papers" with spaces)
   after:2024-01-01  only files modified on or after a day (YYYY, YYYY-MM, YYYY-MM-DD)
   before:2024-06    only files modified before a day
@@ -142,15 +144,37 @@ def _languages(raw: list[str]) -> frozenset[str]:
 
 
 def _file_types(raw: list[str]) -> frozenset[str]:
+    """Extensions asked for; a kind (type:email, type:image) stands for all of its extensions."""
     from engine.extract import SUPPORTED_EXTENSIONS
+    from engine.extract.dispatch import TYPE_ALIASES, TYPE_GROUPS
 
     known = {e.lstrip(".") for e in SUPPORTED_EXTENSIONS}
-    types = [t.lstrip(".") for t in _values(raw)]
-    for ext in types:
-        if ext not in known:
+    types: set[str] = set()
+    for ext in (t.lstrip(".") for t in _values(raw)):
+        kind = TYPE_ALIASES.get(ext, ext)
+        if kind in TYPE_GROUPS:
+            types |= TYPE_GROUPS[kind]
+        elif ext in known:
+            types.add(ext)
+        else:
             raise UnknownFileTypeError(
-                f"unknown file type 'type:{ext}' (indexed types: {', '.join(sorted(known))})", ext)
+                f"unknown file type 'type:{ext}' (kinds: {', '.join(sorted(TYPE_GROUPS))}; "
+                f"or an extension such as pdf, docx, xlsx, eml, png, py)", ext)
     return frozenset(types)
+
+
+def expand_kinds(file_types: Collection[str]) -> frozenset[str]:
+    """Extensions without the dot; a kind (email, image, ...) becomes its extensions.
+
+    Example: expand_kinds(["PDF", "email"]) == {"pdf", "eml", "msg", "mbox", "mbx"}
+    """
+    from engine.extract.dispatch import TYPE_ALIASES, TYPE_GROUPS
+
+    out: set[str] = set()
+    for value in file_types:
+        value = value.lower().lstrip(".")
+        out |= TYPE_GROUPS.get(TYPE_ALIASES.get(value, value), {value})
+    return frozenset(out)
 
 
 def _path(raw: list[str]) -> str | None:
@@ -197,7 +221,7 @@ def with_filters(parsed: ParsedQuery, languages: Collection[str] | None, path_pr
         wanted = frozenset(languages)
         changes["languages"] = parsed.languages & wanted if parsed.languages else wanted
     if file_types:
-        wanted = frozenset(t.lower().lstrip(".") for t in file_types)
+        wanted = expand_kinds(file_types)
         changes["file_types"] = parsed.file_types & wanted if parsed.file_types else wanted
         if not changes["file_types"]:
             changes["file_types"] = frozenset({"\0none"})  # disjoint filters: nothing matches

@@ -42,6 +42,18 @@ EXTENSION_FORMATS = {
     **{ext: "subtitles" for ext in SUBTITLE_EXTENSIONS},
     **{ext: "image" for ext in IMAGE_EXTENSIONS},
 }
+# Kinds of file a `type:` filter can name instead of listing extensions (type:email). An
+# archive has no text of its own (its members have their own types): `path:` finds what it holds.
+TYPE_GROUPS = {
+    "email": frozenset({"eml", "msg", "mbox", "mbx"}),
+    "image": frozenset(e.lstrip(".") for e in IMAGE_EXTENSIONS),
+    "spreadsheet": frozenset({"xlsx", "xlsm", "xls", "ods", "csv", "tsv"}),
+    "presentation": frozenset({"pptx", "odp"}),
+    "code": frozenset(e.lstrip(".") for e in CODE_EXTENSIONS),
+    "subtitles": frozenset(e.lstrip(".") for e in SUBTITLE_EXTENSIONS),
+    "word": frozenset({"docx", "doc", "odt", "rtf"}),
+}
+TYPE_ALIASES = {"mail": "email", "sheet": "spreadsheet", "slides": "presentation"}
 # Read from their bytes, whatever the name says; the others are text read by extension.
 BINARY_FORMATS = frozenset({"pdf", "docx", "odt", "epub", "xlsx", "xls", "ods", "pptx", "odp", "rtf", "doc",
                             "msg", "zip", "tar", "compressed", "image"})
