@@ -49,12 +49,22 @@ def test_whitespace_only_file(tmp_path):
 
 @pytest.mark.parametrize(
     "content",
-    [random.Random(7).randbytes(20_000), b"\x00" * 5000, b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40],
-    ids=["random", "nul", "png"],
+    [random.Random(7).randbytes(20_000), b"\x00" * 5000],
+    ids=["random", "nul"],
 )
 def test_binary_junk_named_txt(tmp_path, content):
     (tmp_path / "junk.txt").write_bytes(content)
     assert_fails(tmp_path / "junk.txt", ExtractionError, "binary content, not text")
+
+
+def test_damaged_image_named_txt_is_read_as_an_image_and_refused(tmp_path):
+    """The content says PNG, so the name does not matter; the image itself is junk."""
+    from engine.errors import MissingToolError
+
+    (tmp_path / "junk.txt").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)
+    with pytest.raises((CorruptDocumentError, MissingToolError)) as caught:
+        extract(tmp_path / "junk.txt")
+    assert "image" in caught.value.reason
 
 
 def test_truncated_pdf(tmp_path):
@@ -178,9 +188,14 @@ def test_truncated_epub(tmp_path):
 def test_unsupported_extension(tmp_path):
     import zipfile
 
+    with zipfile.ZipFile(tmp_path / "talk.key", "w") as zf:  # Apple Keynote: a zip we do not read
+        zf.writestr("Index/Document.iwa", b"\x00\x01")
+    with pytest.raises(ExtractionError, match="its members are read one by one"):
+        extract(tmp_path / "talk.key")  # any zip is an archive; its members decide
     with zipfile.ZipFile(tmp_path / "table.xlsx", "w") as zf:
         zf.writestr("xl/workbook.xml", "<workbook/>")
-    assert_fails(tmp_path / "table.xlsx", UnsupportedFormatError, "not a supported format: .xlsx")
+    assert_fails(tmp_path / "table.xlsx", CorruptDocumentError,
+                 "not a valid XLSX file (\"There is no item named '[Content_Types].xml' in the archive\")")
     (tmp_path / "messages.mo").write_bytes(b"\xde\x12\x04\x95" + bytes(range(256)) * 4)
     assert_fails(tmp_path / "messages.mo", UnsupportedFormatError, "not a supported format: .mo")
     (tmp_path / "blob").write_bytes(bytes(range(256)) * 4)

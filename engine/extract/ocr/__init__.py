@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "tesseract", "rapidocr")
 RAPIDOCR_MODULE = "rapidocr_onnxruntime"
-_START_SECONDS = 60.0  # starting the worker and loading a model; not counted per page
+_START_SECONDS = 60.0  # starting the worker and its engines; not counted per page
 
 
 @dataclass(frozen=True)
@@ -156,9 +156,9 @@ def read_pages(path: Path, kind: str, data: bytes, budget: Budget, pages: Iterab
     result = OcrResult()
     with _workers.lock:
         result.page_count = _open(path, kind, data, budget, setup)
-        for index, number in enumerate(range(1, result.page_count + 1) if pages is None else pages):
+        for number in range(1, result.page_count + 1) if pages is None else pages:
             budget.check_time()
-            text, engine = _read_page(path, kind, data, number, budget, setup, starting=index == 0)
+            text, engine = _read_page(path, kind, data, number, budget, setup)
             result.texts[number] = text
             result.engine = result.engine or engine
     return result
@@ -173,11 +173,11 @@ def _open(path: Path, kind: str, data: bytes, budget: Budget, setup: OcrSetup) -
     return min(int(reply["pages"]), budget.limits.max_pages)
 
 
-def _read_page(path: Path, kind: str, data: bytes, number: int, budget: Budget, setup: OcrSetup, *,
-               starting: bool) -> tuple[str, str | None]:
+def _read_page(path: Path, kind: str, data: bytes, number: int, budget: Budget,
+               setup: OcrSetup) -> tuple[str, str | None]:
     """(text, engine) of one page; ("", None) when it failed or ran out of time."""
     left = budget.deadline - time.monotonic()
-    timeout = min(budget.limits.ocr_page_seconds, left) + (_START_SECONDS if starting else 0.0)
+    timeout = min(budget.limits.ocr_page_seconds, left)
     started = time.monotonic()
     reply = _workers.get(setup).ask({"op": "page", "page": number}, timeout)
     if reply is None:

@@ -131,10 +131,10 @@ def serve(connection, policy: str, tesseract: str | None, rapid: bool, max_pixel
             return
         try:
             if request["op"] == "open":
+                reader = reader or _Reader(policy, tesseract, rapid)  # here: its start is not a page's time
                 pages = _Pages(request["kind"], request["data"], max_pixels)
                 reply = {"pages": pages.count}
             else:
-                reader = reader or _Reader(policy, tesseract, rapid)
                 text, engine = reader.read(pages.image_of(request["page"]))
                 reply = {"text": text, "engine": engine}
         except _Refused as e:
