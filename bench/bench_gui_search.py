@@ -103,7 +103,7 @@ def build(home: Path, passages_goal: int, pool: int):
     from engine.config import data_paths
     from engine.library import Library
     from engine.models import load_encoder
-    from trainer.default_models import ensure_default_models
+    from trainer.serving.default_models import ensure_default_models
 
     paths = data_paths(home)
     ensure_default_models(paths)

@@ -176,7 +176,7 @@ def session_options(folder: Path, repeats: int) -> dict[str, float]:
     manifest = read_manifest(folder)
     optimised = folder / manifest.variant_file("int8")
     plain = Path(tempfile.mkdtemp()) / "plain.int8.onnx"
-    from trainer.quantise import quantise_int8  # the same int8 graph before the install step
+    from trainer.serving.quantise import quantise_int8  # the same int8 graph before the install step
 
     quantise_int8(folder / manifest.variant_file("fp32"), plain)
     levels = ort.GraphOptimizationLevel

@@ -5,7 +5,7 @@
 
 Each folder holds ONNX file(s), `tokenizer.json` and `manifest.json` (a `ModelManifest`)
 that lists every file with its SHA-256, so a damaged or truncated copy is caught with
-an error naming the file. No torch here: exporting lives in `trainer.export`.
+an error naming the file. No torch here: exporting lives in `trainer.serving.export`.
 """
 
 from __future__ import annotations
@@ -313,7 +313,7 @@ def install_folder(folder: Path, target: Path) -> None:
 
 
 # Tatoeba languages (LASER's set) an int8 gate must have measured before int8 is served
-# by default; trainer.int8_gate runs the gate and records its evidence in the manifest.
+# by default; trainer.serving.int8_gate runs the gate and records its evidence in the manifest.
 INT8_GATE_LANGUAGES = 112
 
 

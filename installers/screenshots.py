@@ -73,7 +73,7 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     from app.gui.qt_theme import app_icon, apply_theme
     from engine.config import data_paths
     from engine.library import Library
-    from trainer.default_models import ensure_default_models
+    from trainer.serving.default_models import ensure_default_models
 
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(settings_dir))
@@ -144,7 +144,7 @@ def _index(app, window, corpus: Path) -> None:
 def _shoot_training(app, window, data: Path, home: Path, out: Path) -> None:
     """Drives the wizard's pages as a user would and saves the run page near the end."""
     from app.gui.qt_tools import open_train_wizard
-    from trainer.train import TrainStep
+    from trainer.mixcse.train import TrainStep
 
     wizard = open_train_wizard(window, sts_dir=_short_sts(data / "sts" / "original", home / "sts-short"))
     wizard.resize(900, 640)

@@ -70,7 +70,7 @@ def run_import_laser(args) -> int:
 
 def _import(args, checkpoint: Path, spm: Path, cvocab: Path | None, name: str) -> int:
     from app.cli.model_commands import _manifest_dict, _print
-    from trainer.laser import export_laser
+    from trainer.laser.bilstm import export_laser
 
     def progress(fraction: float, message: str) -> None:
         if not args.json:

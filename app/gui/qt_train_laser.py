@@ -1,7 +1,7 @@
 """The training wizard's LASER branch: a fast BiLSTM distilled from the active model.
 
 Mode page ("A fast LASER model distilled from the active one") -> corpus page -> this page:
-name, time limit and passes, then Train; the run (trainer.laser_student.train_and_register)
+name, time limit and passes, then Train; the run (trainer.laser.student.train_and_register)
 goes in a worker with progress, a loss curve and Cancel, and ends with the model
 registered (family "laser"), optionally made active (the window then re-encodes).
 """
@@ -26,7 +26,7 @@ from app.gui.qt_plots import QtCurvePlot
 from app.gui.qt_train_pages import hint
 from app.gui.qt_train_results import eta_text
 from engine.errors import BabelfindError
-from trainer.laser_student_config import StudentConfig
+from trainer.laser.student_config import StudentConfig
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class QtLaserPage(QWizardPage):
 
     def start(self) -> None:
         from engine.models import check_name
-        from trainer.laser_student import train_and_register
+        from trainer.laser.student import train_and_register
 
         wizard = self.wizard()
         try:
@@ -127,8 +127,8 @@ class QtLaserPage(QWizardPage):
             field.setEnabled(not running)
 
     def _on_event(self, event) -> None:
-        from trainer.laser_student import StudentStage, StudentStarted
-        from trainer.train_events import TrainStep, TrainWarning
+        from trainer.laser.student import StudentStage, StudentStarted
+        from trainer.events import TrainStep, TrainWarning
 
         if isinstance(event, StudentStage):
             self.progress.setRange(0, max(1, event.total))

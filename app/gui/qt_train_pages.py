@@ -310,7 +310,7 @@ class QtAdvancedPage(QWizardPage):
 
 
 class QtDevicePage(QWizardPage):
-    """Where to train, from what `trainer.train.available_devices()` found."""
+    """Where to train, from what `trainer.mixcse.train.available_devices()` found."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -324,7 +324,7 @@ class QtDevicePage(QWizardPage):
     def initializePage(self) -> None:
         if self.group.buttons():
             return
-        from trainer.train import available_devices
+        from trainer.mixcse.train import available_devices
 
         found = available_devices()
         choices = [("auto", "Automatic: " + found[0][1])] + [(d, text) for d, text in found]

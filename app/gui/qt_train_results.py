@@ -1,9 +1,9 @@
 """The training wizard's last pages: run (live curves, ETA, cancel), results, export.
 
-The run page drives `trainer.train.train()` in the wizard's worker; the results page
+The run page drives `trainer.mixcse.train.train()` in the wizard's worker; the results page
 shows the held-out pairs' or sentences' scores and, with STS data, scores the base and
-the best checkpoint with `trainer.finish.sts_scores`; the export page
-calls `trainer.finish.finish_training` and, when asked, the window's model switch.
+the best checkpoint with `trainer.mixcse.finish.sts_scores`; the export page
+calls `trainer.mixcse.finish.finish_training` and, when asked, the window's model switch.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class QtRunPage(QWizardPage):
         self._start(resume=True)
 
     def _start(self, *, resume: bool) -> None:
-        from trainer.train import train
+        from trainer.mixcse.train import train
 
         wizard = self.wizard()
         self._cancelled = False
@@ -142,7 +142,7 @@ class QtRunPage(QWizardPage):
         self.resume_button.hide()
 
     def _on_event(self, event) -> None:
-        from trainer.train_events import TrainEval, TrainStarted, TrainStep, TrainWarning
+        from trainer.events import TrainEval, TrainStarted, TrainStep, TrainWarning
 
         if isinstance(event, TrainStarted):
             c = event.config
@@ -170,7 +170,7 @@ class QtRunPage(QWizardPage):
             self.messages.setText(event.message)
 
     def _on_returned(self, last) -> None:
-        from trainer.train_events import TrainFinished
+        from trainer.events import TrainFinished
 
         if isinstance(last, TrainFinished):
             self.wizard().finished = last
@@ -256,8 +256,8 @@ class QtResultsPage(QWizardPage):
         finished, sts_dir = wizard.finished, Path(wizard.sts_dir)
 
         def score(progress):
-            from trainer.finish import sts_scores
-            from trainer.model import resolve_base_model
+            from trainer.mixcse.finish import sts_scores
+            from trainer.mixcse.model import resolve_base_model
 
             config = finished.config
             progress("the base model")
@@ -350,7 +350,7 @@ class QtExportPage(QWizardPage):
         sts_dir = Path(wizard.sts_dir) if wizard.sts_dir and scores else None
 
         def export(progress):
-            from trainer.finish import finish_training
+            from trainer.mixcse.finish import finish_training
 
             return finish_training(finished, name, sts_dir=sts_dir, sts_before=scores.get("before"),
                                    sts_after=scores.get("after"), activate=activate, paths=wizard.paths,

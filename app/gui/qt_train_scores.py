@@ -3,8 +3,8 @@
     >>> rows = sentence_rows(finished.held_out_sentences)   # [(measure, before, after)]
     >>> folder = QtRunFolder(); folder.show_folder(finished.run_dir)
 
-The rows come straight from the trainer's reports (`trainer.pair_eval.PairReport`,
-`trainer.sentence_eval.SentenceReport`, `trainer.finish.sts_scores`); nothing is
+The rows come straight from the trainer's reports (`trainer.mixcse.pair_eval.PairReport`,
+`trainer.mixcse.sentence_eval.SentenceReport`, `trainer.mixcse.finish.sts_scores`); nothing is
 computed here.
 """
 

@@ -9,8 +9,8 @@ Mode -> (across languages: translation pairs mined from the library, reviewed) o
 (live loss and dev curves, ETA, cancel) -> results (held-out translations and/or STS
 before/after, alignment/uniformity) -> export and, when the user asks, activate, with
 the previous model one click away. A third mode distils the active model into a fast LASER
-model: corpus -> one page that trains, registers and optionally activates it (qt_train_laser). Training is `trainer.train.train()` in a QtWorker; the results and the export
-are `trainer.finish` calls in workers too; activation asks the window to re-encode through
+model: corpus -> one page that trains, registers and optionally activates it (qt_train_laser). Training is `trainer.mixcse.train.train()` in a QtWorker; the results and the export
+are `trainer.mixcse.finish` calls in workers too; activation asks the window to re-encode through
 its job queue (the same path as Settings > Use this model).
 """
 
@@ -118,7 +118,7 @@ class QtTrainWizard(QWizard):
         self.sts_dir = default_sts_dir() if sts_dir == "auto" else sts_dir
         self.jobs = QtWizardJobs(self)
         self.corpus = None  # trainer.corpus.Corpus counted on the first page
-        self.finished = None  # trainer.train.TrainFinished of the last run
+        self.finished = None  # trainer.mixcse.train.TrainFinished of the last run
         self.scores: dict | None = None  # {"before": report dict, "after": report dict}
         self.manifest = None  # the registered model
         self.previous_model = active_model_name(self.paths)  # to switch back to after activating

@@ -83,7 +83,7 @@ def test_a_crash_between_the_two_renames_is_undone_at_the_next_load(paths):
 
 
 def test_install_check_migrates_the_active_model_with_progress(paths):
-    from trainer.default_models import ensure_default_models
+    from trainer.serving.default_models import ensure_default_models
 
     save_settings(paths, active_model="old")
     messages = []

@@ -197,7 +197,7 @@ def test_the_tools_menu_opens_one_panel_over_the_windows_library(qtbot, library)
 
 def test_model_row_mines_with_a_registered_model_and_compares_speeds(qtbot, library, documents, tmp_path):
     from laser_models import make_tiny_laser
-    from trainer.laser import export_laser
+    from trainer.laser.bilstm import export_laser
 
     files = make_tiny_laser(tmp_path / "laser")
     export_laser(files.checkpoint, files.spm, files.cvocab, "tiny-laser", paths=library.paths)

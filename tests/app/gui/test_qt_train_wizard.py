@@ -92,7 +92,7 @@ def test_wizard_trains_scores_exports_registers_and_activates(qtbot, library, in
         export.name.setText("tiny-wizard")
         export.activate.setChecked(True)
         # the results page scored both models already; export must not score them again
-        monkeypatch.setattr("trainer.finish.sts_scores", lambda *a: pytest.fail("scored twice"))
+        monkeypatch.setattr("trainer.mixcse.finish.sts_scores", lambda *a: pytest.fail("scored twice"))
         with qtbot.waitSignal(wizard.model_activation_requested, timeout=TRAIN_TIMEOUT_MS) as asked:
             qtbot.mouseClick(export.export_button, Qt.MouseButton.LeftButton)
         assert asked.args == ["tiny-wizard"]
