@@ -128,7 +128,7 @@ def measure(library, rounds: int) -> dict[str, list[float]]:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(Path(library.paths.home) / "qsettings"))
-    from app.gui.qt_main_window import QtMainWindow
+    from app.gui.search.qt_main_window import QtMainWindow
 
     window = QtMainWindow(library, QSettings())
     window.resize(1280, 800)

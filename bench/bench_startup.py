@@ -59,7 +59,7 @@ os.environ.setdefault('QT_QPA_PLATFORM', 'offscreen')
 from PySide6.QtWidgets import QApplication
 from PySide6.QtCore import QSettings
 app = QApplication([])
-from app.gui.qt_main_window import QtMainWindow
+from app.gui.search.qt_main_window import QtMainWindow
 from engine.config import DataPaths
 from engine.library import Library
 from pathlib import Path

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox
 
-from app.gui.qt_menus import add_tool
+from app.gui.search.qt_menus import add_tool
 
 
 def install_tools(window) -> None:
@@ -40,7 +40,7 @@ def open_train_wizard(window, **kwargs):
     if missing:
         window.training_unavailable = _tell(window, training_missing_message("Training", missing))
         return None
-    from app.gui.qt_train_wizard import QtTrainWizard
+    from app.gui.training.qt_wizard import QtTrainWizard
 
     wizard = _open(window, "train")
     if wizard is None:
@@ -66,7 +66,7 @@ def _tell(window, text: str) -> QMessageBox:
 
 def open_mining_panel(window, **kwargs):
     """Shows the "Parallel sentences" window (one per main window); returns it."""
-    from app.gui.qt_mining_panel import QtMiningPanel
+    from app.gui.mining.qt_panel import QtMiningPanel
 
     panel = _open(window, "mine")
     if panel is None:

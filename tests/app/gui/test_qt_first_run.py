@@ -79,7 +79,7 @@ def test_main_opens_the_window_indexes_given_paths_and_closes_cleanly(qtbot, mon
 
     import engine.library
     from app.gui import main
-    from app.gui.qt_main_window import QtMainWindow
+    from app.gui.search.qt_main_window import QtMainWindow
 
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -112,7 +112,7 @@ def test_a_fresh_home_installs_the_models_once_behind_the_dialog(qtbot, monkeypa
 
     import engine.library
     from app.gui import main
-    from app.gui.qt_main_window import QtMainWindow
+    from app.gui.search.qt_main_window import QtMainWindow
 
     install_threads: list[str] = []
     real_install = trainer.serving.default_models.install_default_models
@@ -144,7 +144,7 @@ def test_a_fresh_home_installs_the_models_once_behind_the_dialog(qtbot, monkeypa
 def test_qt_messages_go_to_the_log(qtbot, tmp_path, capsys):
     from PySide6.QtCore import qWarning
 
-    from app.gui.qt_logging import qt_messages_to_log
+    from app.gui.common.qt_logging import qt_messages_to_log
     from app.logging_setup import logging_to_file
 
     with logging_to_file(tmp_path) as path, qt_messages_to_log():
