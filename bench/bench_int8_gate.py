@@ -28,8 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from engine.eval_tatoeba import available_languages, load_pair  # noqa: E402
-from engine.models import read_manifest, sha256_file  # noqa: E402
-from trainer.serving.export import file_encoder  # noqa: E402
+from engine.model_manifest import read_manifest, sha256_file  # noqa: E402
+from trainer.serving.file_encoder import file_encoder  # noqa: E402
 from trainer.serving.int8_gate import (Quality, calibration_sentences, evidence_record,  # noqa: E402
                                judge_int8, stsb_spearman, tatoeba_errors)
 from trainer.serving.quantise import INT8_FILE, SCHEMES, build_int8, scheme  # noqa: E402

@@ -84,7 +84,7 @@ class DocumentHit:
     passages: tuple[PassageHit, ...] = field(default_factory=tuple)
 
     matched_by: str = "meaning"  # "keywords", "meaning" or "both": how its passages matched
-    # A weaker match: far below the best document (engine.search.SearchConfig.weak_below),
+    # A weaker match: far below the best document (engine.search_config.SearchConfig.weak_below),
     # or any match of a query nothing answers well; front ends show these apart.
     weak: bool = False
 

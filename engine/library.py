@@ -43,7 +43,8 @@ from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
 from engine.query import parse_query, with_filters
 from engine.scan import key_path, path_key
-from engine.search import Mode, SearchConfig, SearchIndexes, run_search
+from engine.search import Mode, SearchIndexes, run_search
+from engine.search_config import SearchConfig
 from engine.store import Store
 from engine.store.catalog import passage_catalog
 from engine.store.urls import mask_url, sqlite_file

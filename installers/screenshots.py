@@ -69,6 +69,7 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.gui import APPLICATION, ORGANISATION
+    from app.gui.qt_tools import install_tools
     from app.gui.search.qt_main_window import QtMainWindow
     from app.gui.common.qt_theme import app_icon, apply_theme
     from engine.config import data_paths
@@ -86,6 +87,7 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     log.info("model: %s", ensure_default_models(paths, lambda f, m: log.info("  %3.0f%% %s", 100 * f, m)))
     library = Library.open(paths)
     window = QtMainWindow(library, QSettings())
+    install_tools(window)
     window.resize(*SIZE)
     window.show()
     try:

@@ -64,7 +64,7 @@ def _current_format(models: Path, tmp_path_factory) -> Path:
     """`models`, or once per session a body + table copy of it when it holds folders of an
     earlier version (so tests do not each migrate them; `models` is only read)."""
     from engine.encoders.migrate import migrated_copy, needs_migration
-    from engine.models import read_manifest
+    from engine.model_manifest import read_manifest
 
     folders = [f for f in sorted(models.iterdir()) if f.is_dir() and not f.name.startswith(".")]
     if not any(needs_migration(read_manifest(f)) for f in folders):

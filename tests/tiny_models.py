@@ -89,7 +89,7 @@ def tiny_bert_weights(folder: Path) -> tuple[dict, dict, str]:
 def register_old_format_model(paths, name: str = "old", *, seed: int = 0, int8: bool = True):
     """A registry folder as earlier versions wrote it: graphs that take input_ids and hold
     the embedding table (model.onnx, model.int8.onnx), no `embeddings` in the manifest."""
-    from engine.models import ModelManifest, write_manifest
+    from engine.model_manifest import ModelManifest, write_manifest
     from trainer.serving.export import TorchEncoder, _save_tokenizer, export_onnx
     from trainer.serving.quantise import quantise_int8
 

@@ -46,6 +46,7 @@ def _open_window(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication, QMessageBox
 
+    from app.gui.qt_tools import install_tools
     from app.gui.search.qt_main_window import QtMainWindow
     from app.gui.search.qt_menus import THEME_KEY
     from app.gui.common.qt_theme import app_icon, apply_theme, follow_system
@@ -73,6 +74,7 @@ def _open_window(args: argparse.Namespace) -> int:
         QMessageBox.critical(None, "Babelfind cannot start", str(e))
         return 1
     window = QtMainWindow(library, settings)
+    install_tools(window)
     window.show()
     if args.paths:
         window.index_paths(args.paths)

@@ -168,7 +168,7 @@ def test_transformer_graph_under_a_laser_manifest_is_named(registered, tmp_path)
     import onnx
     from onnx import TensorProto, helper
 
-    from engine.models import read_manifest, write_manifest
+    from engine.model_manifest import read_manifest, write_manifest
 
     paths, _ = registered
     copy = DataPaths(tmp_path / "home")

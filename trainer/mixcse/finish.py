@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 from engine.config import DataPaths, data_paths
-from engine.models import ModelManifest, set_active
+from engine.model_manifest import ModelManifest
+from engine.models import set_active
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,8 @@ def finish_training(finished, name: str, *, sts_dir: Path | None = None, sts_bef
             wizard shows them before export), so they are not computed again.
         activate: make the new model active (the caller re-encodes the library).
     """
-    from trainer.serving.export import export_transformer
     from trainer.mixcse.model import resolve_base_model
+    from trainer.serving.export import export_transformer
 
     paths = paths or data_paths()
     progress = progress or (lambda fraction, message: None)

@@ -23,9 +23,10 @@ from engine.config import DataPaths, data_paths
 from engine.encoders.embedding_table import Q4_0
 from engine.encoders.migrate import split_folder
 from engine.errors import InputError, ModelError
-from engine.models import ModelManifest, build_model, check_name, model_dir
+from engine.model_manifest import ModelManifest
+from engine.models import build_model, check_name, model_dir
 from trainer.serving.bert_graph import BertSizes, bert_graph
-from trainer.serving.file_encoder import make_variants
+from trainer.serving.quantise import make_variants
 
 Progress = Callable[[float, str], None]
 TOKENIZER_FILE = "tokenizer.json"

@@ -32,7 +32,8 @@ from typing import Callable
 
 from engine.config import DataPaths
 from engine.encoders.migrate import ensure_body_format, restore_interrupted_swap
-from engine.models import MANIFEST_FILE, active_model_name, model_dir, read_manifest, set_active
+from engine.model_manifest import MANIFEST_FILE, read_manifest
+from engine.models import active_model_name, model_dir, set_active
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +247,7 @@ def _e5_weights() -> tuple[dict, dict, str, dict]:
 def _int8_evidence(name: str):
     """What the shipped gate evidence decided for model `name`'s weights (by SHA-256): its
     `scheme` is not None when add_int8_by_evidence will quantise the fp32 MatMuls."""
-    from engine.models import sha256_file
+    from engine.model_manifest import sha256_file
     from trainer.serving.int8_evidence import int8_decision
 
     return int8_decision(name, sha256_file(_weights_file(name)))
@@ -269,7 +270,7 @@ def add_int8_by_evidence(name: str, weights: Path, paths: DataPaths, decision=No
     its gate passed for exactly these `weights` (the source file, by SHA-256); otherwise
     records why not in the manifest, so CPU serves fp32 and `models info` says why.
     `decision`: the evidence's decision for `weights` when the caller has it already."""
-    from engine.models import read_manifest, sha256_file, write_manifest
+    from engine.model_manifest import read_manifest, sha256_file, write_manifest
     from trainer.serving.int8_evidence import apply_int8_decision, int8_decision
 
     folder = model_dir(name, paths)

@@ -26,8 +26,10 @@ from engine.config import DataPaths, data_paths
 from engine.encoders.migrate import split_folder
 from engine.encoders.parity import PARITY_SENTENCES, cosine_rows
 from engine.errors import InputError, ModelError
-from engine.models import ModelManifest, build_model, check_name, model_dir
-from trainer.serving.file_encoder import file_encoder, make_variants, onnx_encode  # noqa: F401 - re-exported
+from engine.model_manifest import ModelManifest
+from engine.models import build_model, check_name, model_dir
+from trainer.serving.file_encoder import onnx_encode
+from trainer.serving.quantise import make_variants
 
 log = logging.getLogger(__name__)
 

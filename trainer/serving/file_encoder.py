@@ -1,7 +1,6 @@
-"""Torch-free steps every transformer build shares: encoders over files, and the variants.
+"""Encoders over ONNX files outside the registry, for the checks every transformer build makes.
 
     >>> onnx_encode(folder / "model.onnx", folder / "tokenizer.json", 384, ["Hallo"])
-    >>> manifest = make_variants(work, manifest, ("int8",), None, None, progress)
 
 Used by the torch export (trainer.serving.export) and the torch-free build of the default models
 (trainer.serving.bert_build); nothing here may import torch (an import-linter contract checks).
@@ -9,18 +8,12 @@ Used by the torch export (trainer.serving.export) and the torch-free build of th
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from engine.encoders.migrate import optimise_cpu_variant
-from engine.encoders.parity import PARITY_SENTENCES
-from engine.errors import InputError
-from engine.models import ModelManifest
-
-Progress = Callable[[float, str], None]
+from engine.model_manifest import ModelManifest
 
 
 def file_encoder(model_path: Path, tokenizer_path: Path, dim: int, *, prefixes: dict | None = None,
@@ -48,20 +41,3 @@ def onnx_encode(model_path: Path, tokenizer_path: Path, dim: int, texts: Sequenc
     encoder = file_encoder(model_path, tokenizer_path, dim, prefixes={"passage": prefix},
                            max_length=max_length, pad_id=pad_id, embeddings=embeddings)
     return encoder.encode(list(texts), kind="passage")
-
-
-def make_variants(work: Path, manifest: ModelManifest, variants: Sequence[str], quality_texts,
-                  tatoeba_dir, progress: Progress) -> ModelManifest:
-    """Adds the fp16/int8 `variants` (each kept only within its quality bound), then saves
-    the CPU variant optimised; progress(fraction of this step, message)."""
-    from trainer.serving.quantise import make_fp16_variant, make_int8_variant
-
-    texts = list(quality_texts or PARITY_SENTENCES)
-    for i, variant in enumerate(variants):
-        progress(i / max(1, len(variants)), f"making the {variant} variant")
-        make = {"fp16": make_fp16_variant, "int8": make_int8_variant}.get(variant)
-        if make is None:
-            raise InputError(f"unknown variant {variant!r}; use fp16 or int8")
-        info = make(manifest, work, texts, tatoeba_dir=tatoeba_dir)
-        manifest = replace(manifest, variants=manifest.variants | {variant: info})
-    return optimise_cpu_variant(work, manifest)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from engine.errors import ModelError
-from engine.models import ModelManifest
+from engine.model_manifest import ModelManifest
 
 EVIDENCE_FILE = "int8_evidence.json"
 

@@ -1,5 +1,6 @@
 """fp16 and int8 variants of an exported encoder, each kept only within its quality bound.
 
+    >>> manifest = make_variants(work, manifest, ("int8",), None, None, progress)
     >>> info = make_int8_variant(manifest, folder, texts, tatoeba_dir=GateData(tatoeba, sts))
     >>> info["gate"], info["reason"]        # ('refused', 'est +4.45 points Tatoeba error ...')
 
@@ -14,15 +15,21 @@ STS-B against fp32. Without it only the cheap cosine check runs (mean cosine to 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
+from engine.encoders.migrate import optimise_cpu_variant
+from engine.encoders.parity import PARITY_SENTENCES
 from engine.errors import InputError
+from engine.model_manifest import ModelManifest
+from trainer.serving.file_encoder import file_encoder, onnx_encode
 
 log = logging.getLogger(__name__)
+
+Progress = Callable[[float, str], None]
 
 INT8_MIN_MEAN_COSINE = 0.995
 # 20 parity sentences are a small sample: the worst one must stay close too. all-MiniLM's
@@ -69,8 +76,6 @@ def scheme(scheme_id: str) -> Int8Scheme:
 
 
 def _encode(manifest, folder: Path, filename: str, texts: Sequence[str]) -> np.ndarray:
-    from trainer.serving.file_encoder import onnx_encode
-
     return onnx_encode(folder / filename, folder / manifest.tokenizer_file, manifest.dim, texts,
                        prefix=manifest.prefixes.get("passage", ""),
                        max_length=manifest.max_length, pad_id=manifest.pad_token_id,
@@ -148,8 +153,6 @@ def quantise_static_int8(src: Path, dest: Path, batches: Sequence[dict],
 def calibration_batches(manifest, folder: Path, texts: Sequence[str], batch: int = 16) -> list[dict]:
     """Encoder feeds for static calibration: `texts` with the model's prefixes (half query,
     half passage, as served), tokenised and padded per batch of similar length."""
-    from trainer.serving.file_encoder import file_encoder
-
     encoder = file_encoder(folder / manifest.variant_file("fp32"), folder / manifest.tokenizer_file,
                            manifest.dim, prefixes=manifest.prefixes,
                            max_length=manifest.max_length, pad_id=manifest.pad_token_id,
@@ -290,8 +293,6 @@ def _cosine_problem(label: str, mean: float, worst: float) -> str | None:
 
 def _measure(manifest, folder: Path, filename: str, data):
     from trainer.serving.int8_gate import measure_quality
-    from trainer.serving.file_encoder import file_encoder
-
     encoder = file_encoder(folder / filename, folder / manifest.tokenizer_file, manifest.dim,
                            prefixes=manifest.prefixes, max_length=manifest.max_length,
                            pad_id=manifest.pad_token_id, embeddings=manifest.embeddings)
@@ -309,3 +310,18 @@ def _gate(manifest, folder: Path, data, reference) -> dict:
     record = evidence_record(fp32, int8, verdict, min_languages=data.min_languages)
     record["tatoeba"]["mean_cosine"], record["tatoeba"]["min_cosine"] = mean_cosine(fp32_vectors, vectors)
     return record
+
+
+def make_variants(work: Path, manifest: ModelManifest, variants: Sequence[str], quality_texts,
+                  tatoeba_dir, progress: Progress) -> ModelManifest:
+    """Adds the fp16/int8 `variants` (each kept only within its quality bound), then saves
+    the CPU variant optimised; progress(fraction of this step, message)."""
+    texts = list(quality_texts or PARITY_SENTENCES)
+    for i, variant in enumerate(variants):
+        progress(i / max(1, len(variants)), f"making the {variant} variant")
+        make = {"fp16": make_fp16_variant, "int8": make_int8_variant}.get(variant)
+        if make is None:
+            raise InputError(f"unknown variant {variant!r}; use fp16 or int8")
+        info = make(manifest, work, texts, tatoeba_dir=tatoeba_dir)
+        manifest = replace(manifest, variants=manifest.variants | {variant: info})
+    return optimise_cpu_variant(work, manifest)

@@ -17,7 +17,7 @@ from functools import lru_cache
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
 from engine.resources import resources_dir
 
@@ -131,6 +131,14 @@ def refresh_icons(root: QObject) -> None:
 
 def is_palette_change(event) -> bool:
     return event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+
+
+def hint(text: str = "") -> QLabel:
+    """A wrapped, muted line of explanation (styled by the theme's `#hint`)."""
+    label = QLabel(text)
+    label.setObjectName("hint")
+    label.setWordWrap(True)
+    return label
 
 
 def app_icon() -> QIcon:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
@@ -29,7 +30,6 @@ from app.gui.search.qt_preview import QtPreview
 from app.gui.search.qt_result_actions import QtResultActions
 from app.gui.search.qt_results_view import QtResultsPane
 from app.gui.search.qt_search_bar import QtSearchBar
-from app.gui.qt_tools import install_tools, shutdown_tools
 from app.gui.common.qt_theme import app_icon, is_palette_change, refresh_icons
 from app.gui.search.qt_watch import QtFolderWatch
 from app.gui.common.qt_worker import QtWorker
@@ -69,7 +69,8 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         # the field refuses drops so they reach the window and get indexed
         self.search_bar.field.setAcceptDrops(False)
         self.menus = build_menus(self)
-        install_tools(self)
+        # Tools > ... windows by key, opened by whoever added the entries (app.gui.qt_tools)
+        self.tool_windows: dict[str, QWidget] = {}
         self._connect()
         self._roots_timer = QTimer(self, singleShot=True, interval=ROOTS_REFRESH_MS)
         self._roots_timer.timeout.connect(self.refresh_library_view)
@@ -421,7 +422,9 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self.search_bar.debounce.stop()
         if self._warm_up is not None:
             self._warm_up.wait()  # a model load cannot be interrupted; it takes a second
-        shutdown_tools(self)
+        for tool in self.tool_windows.values():
+            if shiboken6.isValid(tool):
+                tool.shutdown()  # stops its background work
         self.jobs.shutdown()
         self.watch.stop()
 

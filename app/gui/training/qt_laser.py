@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.common.qt_plots import QtCurvePlot
-from app.gui.training.qt_pages import hint
+from app.gui.common.qt_theme import hint
 from app.gui.training.qt_results import eta_text
 from engine.errors import BabelfindError
 from trainer.laser.student_config import StudentConfig
@@ -148,7 +148,7 @@ class QtLaserPage(QWizardPage):
             self.status.setText(event.message)
 
     def _on_returned(self, manifest) -> None:
-        from engine.models import ModelManifest
+        from engine.model_manifest import ModelManifest
 
         if not isinstance(manifest, ModelManifest):
             return

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.gui.training.qt_pages import hint
+from app.gui.common.qt_theme import hint
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QListWidget,
     QPushButton,
@@ -29,6 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.common import qt_files
+from app.gui.common.qt_theme import hint
+from app.gui.training import qt_modes as modes
 from trainer.config import FIELD_HELP, POOLINGS, TrainConfig
 
 log = logging.getLogger(__name__)
@@ -49,14 +50,6 @@ def field_help(field: str) -> str:
     """trainer.config.FIELD_HELP's line for `field` as a sentence, without the "advanced: " tag."""
     text = FIELD_HELP[field].removeprefix("advanced: ")
     return text[0].upper() + text[1:] + "."
-
-
-def hint(text: str = "") -> QLabel:
-    """A wrapped, muted line of explanation (styled by the theme's `#hint`)."""
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
 
 
 class QtCorpusPage(QWizardPage):
@@ -159,8 +152,6 @@ class QtCorpusPage(QWizardPage):
         self.completeChanged.emit()
 
     def nextId(self) -> int:
-        from app.gui.training import qt_modes as modes
-
         laser = self.wizard().mode_page.mode() == modes.MODE_LASER
         return modes.LASER_PAGE if laser else modes.BASE_PAGE
 

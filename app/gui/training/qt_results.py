@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.common.qt_plots import QtCurvePlot
-from app.gui.training.qt_pages import hint
+from app.gui.common.qt_theme import hint
 from app.gui.training.qt_scores import (
     SEPARATION_HELP,
     QtRunFolder,

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from app.gui.common import qt_files
-from app.gui.training.qt_pages import hint
+from app.gui.common.qt_theme import hint
 from trainer.config import PAIR_METRIC, SENTENCE_METRIC, STS_METRIC
 
 TASK_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}

@@ -17,7 +17,7 @@ from trainer.serving.default_models import (
 
 def _fake_install(calls):
     """Stands in for the slow conversion: writes a minimal registered folder."""
-    from engine.models import ModelManifest, write_manifest
+    from engine.model_manifest import ModelManifest, write_manifest
 
     def install(model, paths, progress, tatoeba_dir):
         calls.append(model.name)
@@ -93,7 +93,7 @@ def _evidence_home(tmp_path, monkeypatch, gate_changes: dict) -> tuple[DataPaths
     """A registry with the tiny model, a weights file and an evidence file naming it."""
     import json
 
-    from engine.models import sha256_file
+    from engine.model_manifest import sha256_file
     from tiny_models import register_tiny_model
     from trainer.serving.int8_gate import Quality, evidence_record, judge_int8
 

@@ -11,7 +11,8 @@ import pytest
 import trainer.serving.bert_build
 from engine.config import DataPaths
 from engine.errors import ModelError
-from engine.models import active_model_name, list_models, load_encoder, read_manifest
+from engine.models import active_model_name, list_models, load_encoder
+from engine.model_manifest import read_manifest
 from tiny_models import register_tiny_model
 from trainer.serving import default_models
 from trainer.serving.default_models import (DEFAULT_MODEL, ENGLISH_MODEL, PREPARED_MODELS_ENV,

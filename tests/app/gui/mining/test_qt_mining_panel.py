@@ -10,6 +10,7 @@ from mining_fakes import ENGLISH, GERMAN, TranslationEncoder
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
+from app.gui.qt_tools import install_tools
 from app.gui.search.qt_main_window import QtMainWindow
 from app.gui.mining.qt_panel import QtMiningPanel
 from app.gui.mining.qt_pairs_model import KEEP, SCORE
@@ -180,6 +181,7 @@ def test_indexed_documents_are_offered_on_both_sides(qtbot, library, documents):
 
 def test_the_tools_menu_opens_one_panel_over_the_windows_library(qtbot, library):
     window = QtMainWindow(library, QSettings())
+    install_tools(window)
     qtbot.addWidget(window)
     try:
         find = next(a for a in window.menus.tools.actions() if a.text() == "Find &parallel sentences...")

@@ -17,7 +17,8 @@ from app.gui.search.qt_settings import QtSettingsDialog
 from app.gui.common.qt_theme import DARK, LIGHT, apply_theme, colours, icon
 from engine.config import data_paths, load_settings
 from engine.library import Library
-from engine.models import ModelManifest, model_dir, write_manifest
+from engine.models import model_dir
+from engine.model_manifest import ModelManifest, write_manifest
 
 
 def _install_manifest(paths, name: str, dim: int, languages: tuple[str, ...], source: str, licence: str) -> None:
