@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.query import ParsedQuery
+
 
 @dataclass(frozen=True)
 class IndexProgress:
@@ -102,3 +104,4 @@ class SearchResults:
     languages: dict[str, int]  # documents per language among all `total` matches ('' unknown)
     complete: bool = True  # False when so many passages matched that counting stopped: "at least"
     weak_total: int = 0  # weaker matches besides `total` (DocumentHit.weak), shown after the others
+    query: ParsedQuery | None = None  # what was searched for: its words to mark (`query.highlight`)

@@ -28,7 +28,7 @@ FAISS ranks by plain cosine; the correction re-ranks what it returns (at least
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -73,12 +73,18 @@ class _Candidates:
 def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray | None, k: int,
                mode: Mode = "fused", config: SearchConfig = SearchConfig(), *,
                language: str | None = None) -> SearchResults:
-    """The k best documents for a parsed query, and every match counted.
+    """The k best documents for a parsed query, and every match counted; the results
+    carry the query, so front ends mark its words without parsing it again.
 
     `language`: the query's ISO 639-1 code (None: unknown), for the hubness correction.
     """
     if mode not in MODES:
         raise InputError(f"search mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return replace(_search(indexes, query, query_vector, k, mode, config, language), query=query)
+
+
+def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray | None, k: int,
+            mode: Mode, config: SearchConfig, language: str | None) -> SearchResults:
     if k <= 0 or query.is_empty or len(indexes.live) == 0:
         return SearchResults((), 0, {})
     allowed = allowed_passages(indexes.store, indexes.keywords, query)
@@ -89,7 +95,7 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
              else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config, language))
     dense_ids = dense[0]
-    keyword_query = KeywordQuery.of(query.keyword_words)
+    keyword_query = KeywordQuery.of_tokens(query.keyword_tokens)
     if mode != "dense":
         keyword_ids, keyword_scores = _keyword_candidates(indexes.keywords, keyword_query, allowed, config)
     else:
@@ -102,7 +108,7 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
               if use_dense else np.full(len(ids), np.nan, np.float32))
     keyword = np.zeros(len(ids), np.float32)
     keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
-    terms = HighlightTerms.of(query)
+    terms = query.highlight
     unanswered = config.weak_when_unanswered and unanswered_query(query, words_found, language)
     return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
                       unanswered, sentence=is_sentence(query, language))

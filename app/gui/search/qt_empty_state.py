@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
 from app.gui.common.qt_jobs import Job
 from app.gui.common.qt_languages import language_label
 from app.gui.common.qt_theme import set_icon
-from engine.errors import BabelfindError, QuerySyntaxError
+from engine.errors import BabelfindError
 from engine.extract import FORMATS
-from engine.query import parse_query
+from engine.query import ParsedQuery
 from engine.resources import SAMPLE_QUERY, sample_corpus
 
 PAGES = ("welcome", "ready", "no_results")
@@ -61,10 +61,11 @@ def _joined(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def active_filters(bar, query: str) -> list[str]:
-    """What narrows the search now: the window's filters, then the query's own syntax.
+def active_filters(bar, parsed: ParsedQuery | None) -> list[str]:
+    """What narrows the search now: the window's filters, then the query's own syntax
+    (`parsed`: the last search's query, None when it did not parse).
 
-    Example: with PDF chosen as the file type, active_filters(bar, '"honey bees" -wasps lang:de') ==
+    Example: with PDF chosen as the file type, active_filters(bar, parse_query('"honey bees" -wasps lang:de')) ==
         ["file type: PDF", "the phrase “honey bees”", "leaving out “wasps”", "lang:de"]
     """
     found = []
@@ -74,9 +75,7 @@ def active_filters(bar, query: str) -> list[str]:
         found.append(f"folder: {bar.folder.currentText()}")
     if bar.file_types():
         found.append(f"file type: {bar.file_type.currentText()}")
-    try:
-        parsed = parse_query(query)
-    except QuerySyntaxError:
+    if parsed is None:
         return found  # the no-results page shows the syntax error itself
     found += [f"the phrase “{phrase}”" for phrase in parsed.phrases]
     found += [f"leaving out “{word}”" for word in parsed.excluded]
@@ -215,7 +214,7 @@ class QtEmptyStateActions:
     """The window's side of the empty state: which page fits, and the sample corpus job.
 
     A mixin of QtMainWindow (it uses `library`, `jobs`, `search_bar`, `results_model`,
-    `language_filter`, `results_splitter`, `empty_state`, `_syntax_error`, `_report`,
+    `language_filter`, `results_splitter`, `empty_state`, `_syntax_error`, `_parsed_query`, `_report`,
     `_show_summary`, `focus_search` and `run_search`).
     """
 
@@ -234,7 +233,8 @@ class QtEmptyStateActions:
         elif not query:
             self.empty_state.show_ready(documents)
         else:
-            self.empty_state.show_no_results(query, active_filters(self.search_bar, query), self._syntax_error)
+            self.empty_state.show_no_results(query, active_filters(self.search_bar, self._parsed_query),
+                                             self._syntax_error)
 
     def _clear_filters(self) -> None:
         if clear_filters(self.search_bar):

@@ -36,6 +36,8 @@ from app.gui.common.qt_worker import QtWorker
 from engine.encoders.deferred import DeferredEncoder
 from engine.errors import BabelfindError, QuerySyntaxError
 from engine.events import IndexFinished
+from engine.highlight import NO_TERMS
+from engine.query import ParsedQuery, parse_query
 from engine.scan import key_path
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self._search_waiting = False
         self._shut_down = False  # the library may be closed: queued timers and signals search nothing
         self._syntax_error: str | None = None  # of the last search, for the no-results page
+        self._parsed_query: ParsedQuery | None = None  # the last search's query, likewise
         self.setWindowTitle("Babelfind")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
@@ -181,10 +184,11 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
             self.statusBar().showMessage(LOADING_MESSAGE)
             return
         started = time.perf_counter()
-        hits, total, counts, weak, syntax_error = [], 0, {}, 0, None
+        hits, total, counts, weak, syntax_error, parsed = [], 0, {}, 0, None, None
         if query:
             try:
-                hits, total, counts, weak = self._search(query)
+                parsed = parse_query(query)  # once: both facet searches and the marks use it
+                hits, total, counts, weak = self._search(parsed)
             except QuerySyntaxError as e:  # often half typed ("lang:d", an open quote): a hint, not an alarm
                 syntax_error = e
             except BabelfindError as e:
@@ -192,8 +196,10 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         # the same query again (a refresh after indexing, a filter change) keeps the
         # document being read; a new query starts at its best hit
         keep = self.results.current_hit() if query == self.results_model.query() else None
-        self.preview.query = query
-        self.results_model.set_hits(hits, query)
+        terms = parsed.highlight if parsed is not None else NO_TERMS
+        self.preview.terms = terms
+        self.results_model.set_hits(hits, query, terms)
+        self._parsed_query = parsed
         if keep is not None:
             self.results.select_path(keep.path)
         bar.set_language_counts(counts)
@@ -241,7 +247,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
             self._search_waiting = False
             self.run_search()
 
-    def _search(self, query: str):
+    def _search(self, query: ParsedQuery):
         """(hits, documents matching, per-language counts over every match, weaker matches):
         the facet's language filters inside the engine's retrieval, its counts come from all
         matches."""

@@ -16,6 +16,7 @@ from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex,
 
 from app.gui.common.qt_languages import language_label
 from engine.events import DocumentHit, SkippedFile
+from engine.highlight import NO_TERMS, HighlightTerms
 from engine.scan import key_path
 
 _DISPLAY = Qt.ItemDataRole.DisplayRole
@@ -31,7 +32,7 @@ class QtResultsModel(QAbstractListModel):
     HitRole = _USER + 1
     LanguageRole = _USER + 2
     PathRole = _USER + 3
-    QueryRole = _USER + 4  # the query the hits answer (the delegate marks its words)
+    TermsRole = _USER + 4  # the words of the query the hits answer (HighlightTerms; the delegate marks them)
     ModifiedRole = _USER + 5  # the file's modification time (POSIX seconds), None if gone
     SizeRole = _USER + 6  # the file's size in bytes, None if gone
     RankRole = _USER + 7  # position in the engine's order, best first
@@ -45,8 +46,10 @@ class QtResultsModel(QAbstractListModel):
         self._hits: list[DocumentHit | None] = []  # None: the separator before the weak ones
         self._facts: list[os.stat_result | None] = []
         self._query = ""
+        self._terms = NO_TERMS
 
-    def set_hits(self, hits: Sequence[DocumentHit], query: str = "") -> None:
+    def set_hits(self, hits: Sequence[DocumentHit], query: str = "", terms: HighlightTerms = NO_TERMS) -> None:
+        """The hits of the search for `query`; `terms` are its words to mark (ParsedQuery.highlight)."""
         self.beginResetModel()
         strong = [h for h in hits if not h.weak]
         weak = [h for h in hits if h.weak]
@@ -54,6 +57,7 @@ class QtResultsModel(QAbstractListModel):
         # the file as it is now (the list shows what opening it would show), read once
         self._facts = [None if h is None else _stat(h.path) for h in self._hits]
         self._query = query
+        self._terms = terms
         self.endResetModel()
 
     def hits(self) -> list[DocumentHit]:
@@ -98,8 +102,8 @@ class QtResultsModel(QAbstractListModel):
             return hit.language or ""
         if role == self.PathRole:
             return hit.path
-        if role == self.QueryRole:
-            return self._query
+        if role == self.TermsRole:
+            return self._terms
         return None
 
     def _separator_data(self, index: QModelIndex, role: int):
@@ -324,7 +328,7 @@ class QtRootsModel(_TableModel):
 
 
 class QtModelsTableModel(_TableModel):
-    """Encoder models from the registry (engine.models.ModelManifest)."""
+    """Encoder models from the registry (engine.model_manifest.ModelManifest)."""
 
     HEADERS = ("Model", "Languages", "Dimension", "Source")
 

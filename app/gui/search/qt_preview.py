@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from app.gui.common.qt_theme import colours, is_palette_change, set_icon
 from engine.errors import BabelfindError
 from engine.events import DocumentHit, PassageHit
-from engine.highlight import match_spans, query_terms
+from engine.highlight import NO_TERMS, match_spans
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class QtPreview(QWidget):
         super().__init__(parent)
         self._load_text = load_text
         self._hit: DocumentHit | None = None
-        self.query = ""  # the search box text; its matched words are marked in the passages
+        self.terms = NO_TERMS  # the last search's words (ParsedQuery.highlight), marked in the passages
         self._passage_index = 0
         self._text_path: str | None = None  # whose text the editor holds now
         # The passage offset the view keeps centred until the person scrolls. The first
@@ -155,7 +155,7 @@ class QtPreview(QWidget):
 
     def _word_marks(self, hit: DocumentHit, length: int) -> list:
         """Bold, underlined marks on the query's words inside the hit's passages."""
-        terms = query_terms(self.query)
+        terms = self.terms
         marks = []
         for p in hit.passages:
             for start, end in match_spans(p.text, terms):

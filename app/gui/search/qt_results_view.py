@@ -31,25 +31,13 @@ from app.gui.common.qt_files import display_path
 from app.gui.search.qt_models import SORT_KEYS, QtResultsModel, size_text
 from app.gui.common.qt_theme import colours
 from engine.events import DocumentHit
-from engine.highlight import match_spans, query_terms
+from engine.highlight import NO_TERMS, match_spans
 from engine.scan import key_path
 
 _PAD = 8
 # The badge says how a result matched: its words, its meaning, or both.
 MATCH_LABELS = {"keywords": "words", "meaning": "meaning", "both": "words + meaning"}
 _SNIPPET_LINES = 2
-
-
-def query_spans(snippet: str, query: str) -> list[tuple[int, int]]:
-    """Where the query's words occur in `snippet`: whole words, identifiers intact.
-
-    Example: query_spans("Honey bees collect nectar", "bee nectar") == [(19, 25)]
-
-    Matching is the keyword index's (engine.highlight): folded case and accents, whole
-    words or identifier parts, phrases only where their words stand together.
-    Cross-language hits share no words with the query and get no marks.
-    """
-    return match_spans(snippet, query_terms(query))
 
 
 def focus_snippet(snippet: str, spans: list[tuple[int, int]], lead: int = 40) -> tuple[str, list[tuple[int, int]]]:
@@ -193,7 +181,10 @@ class QtResultDelegate(QStyledItemDelegate):
         doc.setDocumentMargin(0)
         doc.setTextWidth(rect.width())
         colour = colours().text
-        snippet, spans = focus_snippet(best.snippet, query_spans(best.snippet, index.data(QtResultsModel.QueryRole) or ""))
+        # the query's words as the keyword index reads them (engine.highlight): whole words or
+        # identifier parts; cross-language hits share no words with the query and get no marks
+        terms = index.data(QtResultsModel.TermsRole) or NO_TERMS
+        snippet, spans = focus_snippet(best.snippet, match_spans(best.snippet, terms))
         doc.setHtml(f'<div style="color:{colour}">{snippet_html(snippet, spans, colours().highlight)}</div>')
         # clip after the last whole line that fits: fallback fonts (CJK) make lines taller
         # than the view font's metrics, and half a line of glyphs looks broken

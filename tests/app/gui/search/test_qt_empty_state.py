@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QToolTip
 from app.gui.search import qt_empty_state
 from app.gui.search.qt_empty_state import SAMPLE_JOB, formats_text
 from engine.extract import FORMATS
+from engine.query import parse_query
 from engine.resources import SAMPLE_QUERY, sample_corpus
 
 CORPUS = {
@@ -140,4 +141,4 @@ def test_a_query_the_syntax_cannot_read_says_so_and_links_the_help(qtbot, window
     ("honey after:2024 path:/tmp", ["path:/tmp", "the dates in after: / before:"]),
 ])
 def test_active_filters_name_what_the_query_itself_narrows(window, query, expected):
-    assert qt_empty_state.active_filters(window.search_bar, query) == expected
+    assert qt_empty_state.active_filters(window.search_bar, parse_query(query)) == expected

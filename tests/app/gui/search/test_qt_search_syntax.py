@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gui_helpers import drop_and_wait, type_query, write_files
+from helpers import count_query_parses
 
 from app.gui.search import qt_main_window
 from app.gui.search.qt_results_view import MATCH_LABELS
@@ -52,3 +53,17 @@ def test_language_facet_counts_every_match_not_only_those_shown(qtbot, window, t
     assert window.results_model.rowCount() == 2
     assert all(h.language == "en" for h in window.results_model.hits())
     assert window.search_bar.count_label.text().startswith("2 of 3 documents")
+
+
+def test_a_window_search_parses_its_query_once_even_with_a_language_chosen(qtbot, window, tmp_path, monkeypatch):
+    files = {"de.txt": "Der Zug fährt morgens nach Innsbruck.", "en.txt": "The train goes to Innsbruck."}
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", files)])
+    combo = window.search_bar.language
+    type_query(qtbot, window, "Innsbruck")
+    combo.setCurrentIndex(combo.findData("en"))  # two engine searches: the counts, then the facet's
+    parses = count_query_parses(monkeypatch)
+    with qtbot.waitSignal(window.searched, timeout=10_000):
+        window.run_search()
+    assert parses == ["Innsbruck"]
+    assert [Path(h.path).name for h in window.results_model.hits()] == ["en.txt"]
+    assert window.preview.marked_words() == ["Innsbruck"]  # marked from that one parse

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from app.gui.search.qt_indexing import duration_text, progress_text, summary_text
-from app.gui.search.qt_results_view import focus_snippet, query_spans, snippet_html
+from app.gui.search.qt_results_view import focus_snippet, snippet_html
+from engine.highlight import match_spans
+from engine.query import parse_query
 from engine.events import IndexProgress, IndexSummary, SkippedFile
 
 
@@ -35,6 +37,11 @@ def test_summary_text_names_only_what_happened():
     assert summary_text(IndexSummary(removed=1)) == "Removed 1 document"
     assert summary_text(IndexSummary(removed=3)) == "Removed 3 documents"
     assert summary_text(IndexSummary(indexed=2, passages=4, removed=1)) == "Indexed 2 files (4 passages), 1 removed"
+
+
+def query_spans(snippet: str, query: str) -> list[tuple[int, int]]:
+    """What the results list marks in a snippet for the search box text `query`."""
+    return match_spans(snippet, parse_query(query).highlight)
 
 
 def test_query_spans_mark_whole_words_only():
