@@ -69,9 +69,9 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.gui import APPLICATION, ORGANISATION
+    from app.gui.common.qt_theme import app_icon, apply_theme
     from app.gui.qt_tools import install_tools
     from app.gui.search.qt_main_window import QtMainWindow
-    from app.gui.common.qt_theme import app_icon, apply_theme
     from engine.config import data_paths
     from engine.library import Library
     from trainer.serving.default_models import ensure_default_models

@@ -46,10 +46,10 @@ def _open_window(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication, QMessageBox
 
+    from app.gui.common.qt_theme import app_icon, apply_theme, follow_system
     from app.gui.qt_tools import install_tools
     from app.gui.search.qt_main_window import QtMainWindow
     from app.gui.search.qt_menus import THEME_KEY
-    from app.gui.common.qt_theme import app_icon, apply_theme, follow_system
     from engine.config import data_paths
     from engine.errors import BabelfindError
     from engine.library import Library

@@ -35,10 +35,10 @@ from engine.config import DataPaths, data_paths
 from engine.encoders.laser_onnx import VOCAB_FILE
 from engine.encoders.laser_tokenizer import LaserTokenizer, read_cvocab, with_special_ids
 from engine.errors import InputError, ModelError
-from engine.models import build_model, check_name, model_dir
 from engine.model_manifest import ModelManifest
-from trainer.serving.export import OPSET, PARITY_MIN_COSINE, PARITY_SENTENCES, Progress, cosine_rows
+from engine.models import build_model, check_name, model_dir
 from trainer.laser.checks import check_params
+from trainer.serving.export import OPSET, PARITY_MIN_COSINE, PARITY_SENTENCES, Progress, cosine_rows
 
 log = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui.search.qt_models import QtRootsModel
 from app.gui.common.qt_theme import icon, set_icon
+from app.gui.search.qt_models import QtRootsModel
 
 
 class QtCollections(QWidget):

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui.search.qt_models import QtSkippedModel
 from app.gui.common.qt_theme import set_icon
+from app.gui.search.qt_models import QtSkippedModel
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
 
 

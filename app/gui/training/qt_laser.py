@@ -127,8 +127,8 @@ class QtLaserPage(QWizardPage):
             field.setEnabled(not running)
 
     def _on_event(self, event) -> None:
-        from trainer.laser.student import StudentStage, StudentStarted
         from trainer.events import TrainStep, TrainWarning
+        from trainer.laser.student import StudentStage, StudentStarted
 
         if isinstance(event, StudentStage):
             self.progress.setRange(0, max(1, event.total))

@@ -26,12 +26,12 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWizard
 
+from app.gui.common.qt_worker import QtWorker
 from app.gui.training import qt_modes as modes
 from app.gui.training.qt_laser import QtLaserPage
 from app.gui.training.qt_modes import QtModePage, QtPairsPage
 from app.gui.training.qt_pages import QtAdvancedPage, QtBaseModelPage, QtCorpusPage, QtDevicePage, QtHyperPage
 from app.gui.training.qt_results import QtExportPage, QtResultsPage, QtRunPage
-from app.gui.common.qt_worker import QtWorker
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from helpers import WordEncoder
 from PySide6.QtCore import QSettings
 
 from app.gui.common import qt_files
+from app.gui.common.qt_worker import running_workers
 from app.gui.qt_tools import install_tools
 from app.gui.search.qt_main_window import QtMainWindow
-from app.gui.common.qt_worker import running_workers
 from engine.config import data_paths
 from engine.library import Library
 

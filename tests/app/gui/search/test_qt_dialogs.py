@@ -10,15 +10,15 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
+from app.gui.common.qt_theme import DARK, LIGHT, apply_theme, colours, icon
 from app.gui.search import qt_settings
 from app.gui.search.qt_about import QtAboutDialog
 from app.gui.search.qt_main_window import QtMainWindow
 from app.gui.search.qt_settings import QtSettingsDialog
-from app.gui.common.qt_theme import DARK, LIGHT, apply_theme, colours, icon
 from engine.config import data_paths, load_settings
 from engine.library import Library
-from engine.models import model_dir
 from engine.model_manifest import ModelManifest, write_manifest
+from engine.models import model_dir
 
 
 def _install_manifest(paths, name: str, dim: int, languages: tuple[str, ...], source: str, licence: str) -> None:

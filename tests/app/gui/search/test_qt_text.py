@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from app.gui.search.qt_indexing import duration_text, progress_text, summary_text
 from app.gui.search.qt_results_view import focus_snippet, snippet_html
+from engine.events import IndexProgress, IndexSummary, SkippedFile
 from engine.highlight import match_spans
 from engine.query import parse_query
-from engine.events import IndexProgress, IndexSummary, SkippedFile
 
 
 def test_progress_text_shows_counts_rate_and_eta():
