@@ -44,7 +44,7 @@ from engine.index.hubness import HubnessConfig, HubnessPenalties, passage_penalt
 from engine.langid import detect_language  # noqa: E402
 from engine.indexer import IndexerConfig  # noqa: E402
 from engine.library import Library  # noqa: E402
-from engine.search import SearchConfig  # noqa: E402
+from engine.search_config import SearchConfig  # noqa: E402
 
 OUT = REPO / "bench" / "out"
 DEVSET_DIR = OUT / "devsets"

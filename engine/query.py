@@ -23,6 +23,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 
 from engine.errors import (
@@ -32,6 +33,8 @@ from engine.errors import (
     UnknownFilterError,
     UnknownLanguageError,
 )
+from engine.highlight import HighlightTerms
+from engine.index.keyword_tokens import Token, tokenize
 
 QUERY_HELP = """\
 Query syntax (one search box for all of it):
@@ -62,7 +65,11 @@ _DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 @dataclass(frozen=True)
 class ParsedQuery:
-    """What one line in the search box asks for."""
+    """What one line in the search box asks for, parsed once per search.
+
+    Every later step reads what it needs from here: retrieval and restriction the keyword
+    tokens, the front ends the terms to mark (`highlight`); none of them parses again.
+    """
 
     words: tuple[str, ...] = ()  # plain words: meaning and keywords
     phrases: tuple[str, ...] = ()  # required, in order
@@ -82,6 +89,31 @@ class ParsedQuery:
     def keyword_words(self) -> tuple[str, ...]:
         """Words the keyword index scores (phrase words count too)."""
         return self.words + self.phrases
+
+    @cached_property
+    def word_tokens(self) -> tuple[Token, ...]:
+        """Keyword tokens of the plain words (engine.index.keyword_tokens)."""
+        return tuple(token for word in self.words for token in tokenize(word))
+
+    @cached_property
+    def phrase_tokens(self) -> tuple[tuple[Token, ...], ...]:
+        """Keyword tokens of each phrase, in order."""
+        return tuple(tuple(tokenize(phrase)) for phrase in self.phrases)
+
+    @cached_property
+    def excluded_tokens(self) -> tuple[tuple[Token, ...], ...]:
+        """Keyword tokens of each excluded word or phrase."""
+        return tuple(tuple(tokenize(text)) for text in self.excluded)
+
+    @property
+    def keyword_tokens(self) -> tuple[Token, ...]:
+        """What the keyword index scores: the words' tokens, then the phrases'."""
+        return self.word_tokens + tuple(token for phrase in self.phrase_tokens for token in phrase)
+
+    @cached_property
+    def highlight(self) -> HighlightTerms:
+        """The terms a front end marks in snippets and the preview."""
+        return HighlightTerms.of_tokens(self.word_tokens, self.phrase_tokens)
 
     @property
     def has_filters(self) -> bool:
