@@ -1,7 +1,7 @@
 """Files inside files: archive members, e-mail attachments, the messages of a mailbox.
 
-    >>> for member in iter_members("zip", Path("a.zip"), data, budget):
-    ...     member.name, len(member.data)          # ("inside/report.pdf", 48213)
+    >>> names = MemberNames()
+    >>> names.add("../docs\\report.pdf", "member-1")      # "docs/report.pdf"
 
 A member is named by its path inside its container, "/"-separated, as the container
 lists it but made safe: no empty, "." or ".." parts, backslashes read as separators, no
@@ -14,12 +14,10 @@ filter, "forget" and the folder view treat a container like a folder
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from engine.errors import ExtractionError
-from engine.extract.limits import Budget
 
 # Formats whose content is other documents; the tree walk asks them for members.
 CONTAINER_FORMATS = frozenset({"zip", "tar", "compressed", "mbox", "eml", "msg"})
@@ -76,18 +74,3 @@ def _split_suffix(name: str) -> tuple[str, str]:
 def member_path(container: Path, name: str) -> Path:
     """The path a member's errors and extractors are told: the container's, then the name."""
     return Path(container, *name.split("/"))
-
-
-def iter_members(fmt: str, path: Path, data: bytes, budget: Budget) -> Iterator[Member]:
-    """The members of container `data` (format `fmt`, one of CONTAINER_FORMATS), in order.
-
-    Each counts against the budget's member and unpacked-size limits before it is
-    unpacked, so a zip bomb or a mailbox of a million messages stops at the limit.
-    """
-    if fmt in ("zip", "tar", "compressed"):
-        from engine.extract.archive_file import archive_members
-
-        return archive_members(fmt, path, data, budget)
-    from engine.extract.email_file import email_members
-
-    return email_members(fmt, path, data, budget)

@@ -22,7 +22,9 @@ from engine.errors import BabelfindError, CorruptDocumentError, ExtractionError,
 from engine.extract.base import ExtractedText
 from engine.extract.dispatch import choose_format, run_guarded, short_error
 from engine.extract.limits import Budget
-from engine.extract.members import CONTAINER_FORMATS, PURE_CONTAINERS, Member, iter_members, member_path
+from engine.extract.archive_file import archive_members
+from engine.extract.email_file import email_members
+from engine.extract.members import CONTAINER_FORMATS, PURE_CONTAINERS, Member, member_path
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,17 @@ class TreeDocument:
     error: ExtractionError | None
     size: int
     mtime: float | None = None
+
+
+def iter_members(fmt: str, path: Path, data: bytes, budget: Budget) -> Iterator[Member]:
+    """The members of container `data` (format `fmt`, one of CONTAINER_FORMATS), in order.
+
+    Each counts against the budget's member and unpacked-size limits before it is
+    unpacked, so a zip bomb or a mailbox of a million messages stops at the limit.
+    """
+    if fmt in ("zip", "tar", "compressed"):
+        return archive_members(fmt, path, data, budget)
+    return email_members(fmt, path, data, budget)
 
 
 def choose_format_guarded(path: Path, data: bytes) -> str:
