@@ -71,6 +71,7 @@ def collect(paths: DataPaths, db_url: str | None = None, *, verify_models: bool 
     check_data_folder(report, paths)
     check_models(report, paths, verify=verify_models)
     check_database(report, db_url or paths.db_url)
+    check_formats(report, paths)
     return report
 
 
@@ -217,6 +218,54 @@ def check_database(report: Report, url: str) -> None:
                    "check that the server runs and the URL is right")
     finally:
         engine.dispose()
+
+
+def check_formats(report: Report, paths: DataPaths) -> None:
+    """The programs that read some formats, and what OCR can read here (engine, languages)."""
+    from engine.config import load_settings
+    from engine.extract.ocr import rapidocr_installed
+    from engine.extract.tools import TOOLS, find_tool, install_hint, tool_version
+
+    for tool in TOOLS:
+        if tool.name == "catdoc" and find_tool("antiword"):
+            continue  # only needed when antiword is absent
+        version = tool_version(tool.name) if find_tool(tool.name) else None
+        if find_tool(tool.name):
+            report.add("formats", tool.name, "ok", f"{version or 'installed'}: reads {tool.reads}")
+        else:
+            report.add("formats", tool.name, "info", f"not installed: {tool.reads} are skipped",
+                       f"to read them: {install_hint(tool.name)}")
+    rapid = package_version("rapidocr-onnxruntime") if rapidocr_installed() else None
+    report.add("formats", "rapidocr", "ok" if rapid else "info",
+               f"{rapid}: reads Chinese and English images" if rapid
+               else "not installed (reads Chinese and English images)",
+               "" if rapid else "pip install 'babelfind[ocr]'")
+    languages = _tesseract_languages(find_tool("tesseract"))
+    if languages:
+        report.add("formats", "OCR languages", "ok", ", ".join(languages),
+                   "more: sudo apt-get install tesseract-ocr-LANG (e.g. tesseract-ocr-fra)")
+    settings = load_settings(paths)
+    enabled = bool(settings.get("ocr", True))
+    if not enabled:
+        report.add("formats", "OCR", "info", "turned off in the settings: images and scans are skipped")
+    elif not languages and not rapid:
+        report.add("formats", "OCR", "warn", "no OCR engine: images and scanned PDF pages are skipped",
+                   f"{install_hint('tesseract')} (and tesseract-ocr-LANG packs), or pip install 'babelfind[ocr]'")
+    else:
+        report.add("formats", "OCR", "ok", f"on, engine {settings.get('ocr_engine', 'auto')}")
+
+
+def _tesseract_languages(program: str | None) -> list[str]:
+    if program is None:
+        return []
+    import subprocess
+
+    try:
+        done = subprocess.run([program, "--list-langs"], capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    lines = done.stdout.decode("utf-8", "replace").splitlines()[1:]
+    return sorted(line.strip() for line in lines if line.strip() and line.strip() != "osd")
 
 
 def _folder_size(folder: Path) -> int:

@@ -1,4 +1,4 @@
-"""Programs that read some formats for us (antiword, catdoc, catppt, tesseract), run bounded.
+"""Programs that read some formats for us (antiword, catdoc, tesseract), run bounded.
 
     >>> tool = find_tool("antiword")              # None when not installed
     >>> run_tool(path, [tool, "-m", "UTF-8.txt", "-"], data, budget)   # its stdout, bytes
@@ -38,7 +38,6 @@ class Tool:
 TOOLS = (
     Tool("antiword", "legacy Word documents (.doc)", "antiword"),
     Tool("catdoc", "legacy Word documents (.doc), when antiword is absent", "catdoc"),
-    Tool("catppt", "legacy PowerPoint presentations (.ppt)", "catdoc"),
     Tool("tesseract", "images and scanned PDF pages (OCR)", "tesseract-ocr"),
 )
 
@@ -111,14 +110,14 @@ def tool_version(name: str) -> str | None:
     program = find_tool(name)
     if program is None:
         return None
-    flags = {"antiword": [], "catdoc": ["-V"], "catppt": ["-V"], "tesseract": ["--version"]}[name]
+    flags = {"antiword": ["-h"], "catdoc": ["-V"], "tesseract": ["--version"]}[name]
     try:
         done = subprocess.run([program, *flags], capture_output=True, timeout=10, stdin=subprocess.DEVNULL,
                               env=_tool_environment())
     except (OSError, subprocess.SubprocessError):
         return None
-    lines = (done.stdout + done.stderr).decode("utf-8", "replace").strip().splitlines()
-    for line in lines:
-        if line.strip() and "usage" not in line.lower():
-            return line.strip()[:80]
-    return None
+    lines = [line.strip() for line in (done.stdout + done.stderr).decode("utf-8", "replace").splitlines()]
+    for line in lines:  # antiword's help has a "Version: 0.37" line; the others start with it
+        if line.lower().startswith("version:"):
+            return f"{name} {line.split(':', 1)[1].strip()}"[:80]
+    return next((line[:80] for line in lines if line and "usage" not in line.lower()), None)

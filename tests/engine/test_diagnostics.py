@@ -120,3 +120,24 @@ def test_a_missing_driver_or_a_bad_url_is_one_error(tmp_path):
         report = diagnostics.Report()
         diagnostics.check_database(report, url)
         assert by_name(report, "database")["url"].status == "error"
+
+
+def test_format_tools_and_ocr_engines_are_listed(monkeypatch, tmp_path):
+    import engine.extract.ocr as ocr
+    import engine.extract.tools as tools
+
+    real = tools.find_tool
+    monkeypatch.setattr(tools, "find_tool", lambda name: real(name) if name == "tesseract" else None)
+    formats = by_name(diagnostics.collect(DataPaths(tmp_path)), "formats")
+    assert formats["antiword"].status == "info" and "sudo apt-get install antiword" in formats["antiword"].hint
+    assert "catdoc" in formats  # antiword is missing, so catdoc would be used
+    if real("tesseract"):
+        assert formats["tesseract"].status == "ok"
+        assert "eng" in formats["OCR languages"].value.split(", ")
+        assert formats["OCR"].value == "on, engine auto"
+    monkeypatch.setattr(tools, "find_tool", lambda name: None)
+    monkeypatch.setattr(ocr, "rapidocr_installed", lambda: False)
+    formats = by_name(diagnostics.collect(DataPaths(tmp_path)), "formats")
+    assert formats["OCR"].status == "warn" and "tesseract-ocr" in formats["OCR"].hint
+    save_settings(DataPaths(tmp_path), ocr=False)
+    assert "turned off" in by_name(diagnostics.collect(DataPaths(tmp_path)), "formats")["OCR"].value
