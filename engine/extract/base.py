@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 FORMATS = (
     "txt", "md", "rst", "csv", "po", "html", "pdf", "docx", "odt", "epub",
-    "xlsx", "xls", "ods", "pptx", "odp", "ppt", "rtf", "doc", "code", "subtitles",
+    "xlsx", "xls", "ods", "pptx", "odp", "rtf", "doc", "code", "subtitles",
     "eml", "msg", "mbox", "zip", "tar", "compressed", "image",
 )
 # Formats whose text has parts other than pages: what a preview or a result calls them.
-PAGE_KINDS = {"xlsx": "sheet", "xls": "sheet", "ods": "sheet", "pptx": "slide", "odp": "slide", "ppt": "slide"}
+PAGE_KINDS = {"xlsx": "sheet", "xls": "sheet", "ods": "sheet", "pptx": "slide", "odp": "slide"}
 
 # C0/C1 control characters that are not whitespace; they carry no text. (The whitespace
 # ones, such as tab, VT, the separators \x1c-\x1f and NEL, become spaces.) Lone

@@ -41,9 +41,14 @@ SAMPLE_JOB = "Indexing the sample documents"
 # How the welcome page names each format the engine reads (engine.extract.FORMATS);
 # containers first, the way people think of their documents.
 FORMAT_NAMES = {
-    "pdf": "PDF", "docx": "Word (DOCX)", "odt": "OpenDocument (ODT)", "epub": "EPUB",
+    "pdf": "PDF", "docx": "Word (DOCX)", "doc": "old Word (DOC)", "odt": "OpenDocument (ODT)",
+    "rtf": "RTF", "epub": "EPUB", "xlsx": "Excel (XLSX)", "xls": "old Excel (XLS)",
+    "ods": "OpenDocument spreadsheets (ODS)", "pptx": "PowerPoint (PPTX)", "odp": "OpenDocument slides (ODP)",
+    "eml": "e-mail (EML/Maildir)", "msg": "Outlook (MSG)", "mbox": "mailboxes (mbox)",
+    "zip": "ZIP", "tar": "tar", "compressed": "gzip/bzip2/xz", "image": "images and scans (OCR)",
     "html": "web pages (HTML)", "md": "Markdown", "rst": "reStructuredText", "txt": "plain text",
-    "csv": "CSV", "po": "translation catalogues (PO)",
+    "csv": "CSV", "po": "translation catalogues (PO)", "code": "source code and configuration",
+    "subtitles": "subtitles",
 }
 
 

@@ -24,6 +24,19 @@ _TOOLTIP = Qt.ItemDataRole.ToolTipRole
 _USER = Qt.ItemDataRole.UserRole
 
 
+MESSAGE_FORMATS = ("eml", "msg")
+
+
+def document_title(hit: DocumentHit) -> str:
+    """What a result is called: a message by its subject, anything else by its file name.
+
+    Example: document_title(hit) == "Budget" for ".../Inbox/message-3.eml" with subject "Budget"
+    """
+    if hit.title and hit.format in MESSAGE_FORMATS:
+        return hit.title
+    return Path(hit.path).name
+
+
 class QtResultsModel(QAbstractListModel):
     """One row per DocumentHit, best first; the weaker matches (DocumentHit.weak) come
     after a separator row ("Weaker matches": HitRole None, SeparatorRole True, not

@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (
 from app.gui.common.qt_theme import colours, is_palette_change, set_icon
 from engine.errors import BabelfindError
 from engine.events import DocumentHit, PassageHit
+from app.gui.search.qt_models import MESSAGE_FORMATS, document_title
+from engine.extract import page_name
 from engine.highlight import NO_TERMS, match_spans
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,7 @@ class QtPreview(QWidget):
         self.terms = NO_TERMS  # the last search's words (ParsedQuery.highlight), marked in the passages
         self._passage_index = 0
         self._text_path: str | None = None  # whose text the editor holds now
+        self._text = None  # that text as extracted (ExtractedText): sheet names, OCR pages
         # The passage offset the view keeps centred until the person scrolls. The first
         # hit of the first search is shown while the results pane is still hidden and
         # small; when the pane grows, long wrapped lines push the passage out of view.
@@ -134,6 +137,7 @@ class QtPreview(QWidget):
     def clear(self) -> None:
         self._hit = None
         self._text_path = None
+        self._text = None
         self.editor.clear()
         self.editor.setExtraSelections([])
         self.title.setText("No document selected")
@@ -174,11 +178,12 @@ class QtPreview(QWidget):
     def _load(self, path: str) -> None:
         try:
             # the stored key itself: document_text turns it back into the exact file name
-            text = self._load_text(path).text
+            self._text = self._load_text(path)
+            text = self._text.text
         except BabelfindError as e:
             # the file changed or vanished since it was indexed: say so in the pane
             log.info("preview of %s failed: %s", path, e)
-            text = ""
+            text, self._text = "", None
             self.meta.setText(f"Cannot show this file now: {e}")
         self.editor.setPlainText(text)
         self._text_path = path
@@ -232,10 +237,15 @@ class QtPreview(QWidget):
         self.editor.centerCursor()
 
     def _describe(self, hit: DocumentHit, passage: PassageHit) -> None:
-        self.title.setText(Path(hit.path).name)
+        self.title.setText(document_title(hit))
         parts = [str(Path(hit.path).parent)]
+        if hit.title and hit.format in MESSAGE_FORMATS:
+            parts.insert(0, f"message {Path(hit.path).name}")
         if passage.page is not None:
-            parts.append(f"page {passage.page}")
+            labels = getattr(self._text, "page_labels", ())
+            parts.append(page_name(hit.format, passage.page, labels))
+        if (ocr := self._ocr_note(passage)) is not None:
+            parts.append(ocr)
         if passage.language:
             parts.append(passage.language.upper())
         parts.append(f"score {passage.score:.2f}")
@@ -245,6 +255,15 @@ class QtPreview(QWidget):
             parts.append(f"passage {self._passage_index + 1} of {len(hit.passages)}")
         self.meta.setText("  ·  ".join(parts))
         self.meta.setToolTip(hit.path)
+
+    def _ocr_note(self, passage: PassageHit) -> str | None:
+        """ "text read by OCR (engine)" when the passage's page was a scan or an image."""
+        text = self._text
+        if text is None or not getattr(text, "ocr_pages", ()):
+            return None
+        if text.page_starts and passage.page not in text.ocr_pages:
+            return None
+        return f"text read by OCR ({text.ocr_engine})" if text.ocr_engine else "text read by OCR"
 
     # -- actions -------------------------------------------------------------------
 

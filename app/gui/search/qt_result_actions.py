@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.gui.common import qt_files
 from app.gui.common.qt_jobs import Job
+from app.gui.common.qt_worker import QtWorker
 from engine.events import IndexFinished
 from engine.scan import key_path
 
@@ -26,13 +27,35 @@ class QtResultActions:
     """Open, Show in folder, Forget and Remove folder, with what happens when they cannot be done."""
 
     def open_path(self, path: str) -> None:
-        """Opens `path` in its usual application, or says why not (with the path to copy)."""
+        """Opens `path` in its usual application, or says why not (with the path to copy).
+
+        An archive member or an e-mail attachment is unpacked to a temporary file first,
+        in a worker thread (engine Library.open_document); the file then opens from there.
+        """
         real = key_path(path)
-        if not qt_files.open_file(real):
-            self._open_failed(real, "open")
+        if real.exists() or self.library is None:
+            if not qt_files.open_file(real):
+                self._open_failed(real, "open")
+            return
+        self.statusBar().showMessage(f"Unpacking {qt_files.display_path(real.name)}…", 5000)
+        worker = QtWorker.for_callback(lambda _progress: self.library.open_document(path), parent=self)
+        worker.returned.connect(self._open_unpacked)
+        worker.errored.connect(lambda error: self._unpack_failed(real, error))
+        self.unpack_worker = worker  # kept until it ends (tests wait on it)
+        worker.start()
+
+    def _open_unpacked(self, opened) -> None:
+        if not qt_files.open_file(opened):
+            self._open_failed(opened, "open")
+
+    def _unpack_failed(self, path, error) -> None:
+        self.statusBar().showMessage(f"Cannot open {qt_files.display_path(path.name)}: {error}", 15_000)
 
     def show_in_folder(self, path: str) -> None:
+        """Shows the file in its folder; for an archive member or attachment, the file holding it."""
         real = key_path(path)
+        while not real.exists() and real.parent != real:
+            real = real.parent  # up to the archive or mailbox on disk
         if not qt_files.show_in_folder(real):
             self._open_failed(real, "folder")
 

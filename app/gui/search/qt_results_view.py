@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.common.qt_files import display_path
 from app.gui.common.qt_theme import colours
-from app.gui.search.qt_models import SORT_KEYS, QtResultsModel, size_text
+from app.gui.search.qt_models import SORT_KEYS, QtResultsModel, document_title, size_text
 from engine.events import DocumentHit
 from engine.highlight import NO_TERMS, match_spans
 from engine.scan import key_path
@@ -146,7 +146,7 @@ class QtResultDelegate(QStyledItemDelegate):
         font.setBold(not hit.weak)  # a weaker match's name is not bold
         painter.setFont(font)
         painter.setPen(QColor(colours().muted if hit.weak else colours().text))
-        name = QFontMetrics(font).elidedText(Path(hit.path).name, Qt.TextElideMode.ElideRight, rect.width())
+        name = QFontMetrics(font).elidedText(document_title(hit), Qt.TextElideMode.ElideRight, rect.width())
         painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
         painter.setFont(option.font)
 

@@ -30,7 +30,13 @@ from engine.query import QUERY_HELP
 DEBOUNCE_MS = 150
 RECENT_KEY = "search/recent"
 RECENT_MAX = 20
-FILE_TYPES = ("pdf", "docx", "odt", "epub", "html", "txt", "md", "rst", "csv")
+# The file type facet: an extension, or a kind the engine expands (engine.extract.dispatch.TYPE_GROUPS).
+FILE_TYPES = (
+    ("PDF", "pdf"), ("Word documents", "word"), ("Spreadsheets", "spreadsheet"),
+    ("Presentations", "presentation"), ("E-mail", "email"), ("Images and scans (OCR)", "image"),
+    ("EPUB", "epub"), ("HTML", "html"), ("TXT", "txt"), ("MD", "md"), ("RST", "rst"), ("CSV", "csv"),
+    ("Source code", "code"), ("Subtitles", "subtitles"), ("Translations (PO)", "po"),
+)
 
 
 def language_item_text(code: str, count: int) -> str:
@@ -93,8 +99,8 @@ class QtSearchBar(QWidget):
         self.folder.currentIndexChanged.connect(lambda _i: self.search_requested.emit())
         self.file_type = self._combo("Search only in files of this type")
         self.file_type.addItem("All file types", "")
-        for ext in FILE_TYPES:
-            self.file_type.addItem(ext.upper(), ext)
+        for label, value in FILE_TYPES:
+            self.file_type.addItem(label, value)
         self.file_type.currentIndexChanged.connect(lambda _i: self.search_requested.emit())
         for combo in (self.language, self.folder, self.file_type):
             combo.installEventFilter(self)  # Up/Down open the list instead of changing the filter

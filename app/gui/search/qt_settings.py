@@ -1,4 +1,4 @@
-"""Settings: models from the registry, device, data location and database URL.
+"""Settings: models from the registry, device, OCR, data location and database URL.
 
     >>> dialog = QtSettingsDialog(library, parent=window)
     >>> dialog.model_activation_requested.connect(window.switch_model)
@@ -17,6 +17,7 @@ import logging
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -35,10 +36,13 @@ from app.gui.common import qt_files
 from app.gui.search.qt_model_switch import confirm_model_switch
 from app.gui.search.qt_models import QtModelsTableModel
 from engine.config import load_settings, save_settings
+from engine.library import indexer_config
 
 log = logging.getLogger(__name__)
 
 DEVICES = (("auto", "Automatic"), ("cpu", "CPU"), ("cuda", "GPU (CUDA)"))
+OCR_ENGINES = (("auto", "Automatic (Tesseract; RapidOCR for Chinese)"), ("tesseract", "Tesseract"),
+               ("rapidocr", "RapidOCR (Chinese and English)"))
 
 
 def detected_providers() -> list[str]:
@@ -81,6 +85,7 @@ class QtSettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self._models_box())
         layout.addWidget(self._device_box(saved.get("device", "auto")))
+        layout.addWidget(self._ocr_box(bool(saved.get("ocr", True)), saved.get("ocr_engine", "auto")))
         layout.addWidget(self._storage_box(saved.get("db_url") or self.paths.default_db_url))
         self.error = QLabel("")
         self.error.setObjectName("hint")
@@ -151,6 +156,36 @@ class QtSettingsDialog(QDialog):
         form.addRow("", detected)
         return box
 
+    def _ocr_box(self, enabled: bool, engine: str) -> QGroupBox:
+        from engine.extract.ocr import rapidocr_installed
+        from engine.extract.tools import find_tool
+
+        box = QGroupBox("Images and scans")
+        self.ocr = QCheckBox("Read the text of images and scanned PDF pages (OCR)")
+        self.ocr.setChecked(enabled)
+        self.ocr.setToolTip("OCR runs after the other files of a folder, a few seconds a page;\n"
+                            "turned off, images are skipped and scanned pages stay without text")
+        self.ocr_engine = QComboBox()
+        available = {"tesseract": find_tool("tesseract") is not None, "rapidocr": rapidocr_installed()}
+        for value, label in OCR_ENGINES:
+            self.ocr_engine.addItem(label, value)
+            if value in available and not available[value]:
+                self.ocr_engine.model().item(self.ocr_engine.count() - 1).setEnabled(False)
+        self.ocr_engine.setCurrentIndex(max(0, self.ocr_engine.findData(engine)))
+        self.ocr_engine.setEnabled(enabled)
+        self.ocr.toggled.connect(self.ocr_engine.setEnabled)
+        found = [name for name, here in (("Tesseract", available["tesseract"]), ("RapidOCR", available["rapidocr"])) if here]
+        note = QLabel(f"Installed: {', '.join(found)}" if found else
+                      "No OCR engine is installed: sudo apt-get install tesseract-ocr (and tesseract-ocr-LANG), "
+                      "or pip install 'babelfind[ocr]'")
+        note.setObjectName("hint")
+        note.setWordWrap(True)
+        form = QFormLayout(box)
+        form.addRow(self.ocr)
+        form.addRow("Engine", self.ocr_engine)
+        form.addRow("", note)
+        return box
+
     def _storage_box(self, db_url: str) -> QGroupBox:
         box = QGroupBox("Storage")
         home = QLabel(str(self.paths.home))
@@ -198,5 +233,7 @@ class QtSettingsDialog(QDialog):
             self.error.setText(f"The database URL cannot be used: {problem}")
             return
         # the default URL is not stored, so moving BABELFIND_HOME moves the database too
-        save_settings(self.paths, device=self.device.currentData(), db_url=None if url == self.paths.default_db_url else url)
+        save_settings(self.paths, device=self.device.currentData(), db_url=None if url == self.paths.default_db_url else url,
+                      ocr=self.ocr.isChecked(), ocr_engine=self.ocr_engine.currentData())
+        self.library.config = indexer_config(self.paths)  # OCR choices apply to the next indexing
         self.accept()
