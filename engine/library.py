@@ -435,14 +435,15 @@ class Library:
             return extract(key_path(path))
         return extract_data(key_path(path), self._member_bytes(file, inner), limits=self.config.limits)
 
-    def open_document(self, path: str) -> Path:
+    def open_document(self, path: str, folder: Path | None = None) -> Path:
         """A file the desktop can open for the document at key `path`.
 
         Example: library.open_document("/mail/inbox.mbox/message-3.eml/offer.pdf")
             -> Path("/tmp/babelfind-open-k2j1/offer.pdf")
 
-        A file on disk is itself; an archive member or attachment is unpacked into a
-        temporary folder of its own (removed when the process ends) and that copy is given.
+        A file on disk is itself; an archive member or attachment is unpacked into
+        `folder`, or else into a temporary folder of its own (removed when the process
+        ends), and that copy is given.
 
         Raises:
             NotIndexedError: the library holds no such document, or its file no longer holds it.
@@ -452,8 +453,10 @@ class Library:
         if not inner:
             return key_path(path)
         data = self._member_bytes(file, inner)
-        folder = Path(tempfile.mkdtemp(prefix="babelfind-open-"))
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        if folder is None:
+            folder = Path(tempfile.mkdtemp(prefix="babelfind-open-"))
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
         target = folder / Path(inner[-1]).name
         target.write_bytes(data)
         return target

@@ -1,13 +1,14 @@
-"""`babelfind index | search | status | forget | reindex`: thin calls into engine.library.
+"""`babelfind index | search | status | forget | reindex | unpack`: thin calls into engine.library.
 
 On a fresh home: `index` installs the bundled models (once) and indexes; `search` and
-`reindex` say that nothing is indexed yet, without installing anything; `status` and
-`forget` never load a model at all (they only read the database).
+`reindex` say that nothing is indexed yet, without installing anything; `status`,
+`forget` and `unpack` never load a model at all (they only read the database).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from dataclasses import asdict
@@ -16,6 +17,7 @@ from pathlib import Path
 from app.cli.arguments import at_least_one, existing_path, language_code, query_text
 from app.cli.model_setup import ACTIVE_MODEL
 from engine.events import IndexFinished, IndexProgress, IndexSummary
+from engine.extract.base import page_name
 
 NOTHING_INDEXED = "nothing is indexed yet; run 'babelfind index FOLDER' first"
 
@@ -24,6 +26,8 @@ def register(subparsers) -> None:
     index = subparsers.add_parser("index", help="index files and folders")
     index.add_argument("paths", nargs="+", type=existing_path, metavar="PATH")
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    index.add_argument("--no-ocr", action="store_true",
+                       help="skip images and leave scanned pages without text this time (no OCR)")
     index.set_defaults(run=run_index, uses_model=ACTIVE_MODEL)
 
     from engine.query import QUERY_HELP
@@ -53,7 +57,15 @@ def register(subparsers) -> None:
 
     reindex = subparsers.add_parser("reindex", help="bring every indexed folder up to date")
     reindex.add_argument("--json", action="store_true")
+    reindex.add_argument("--no-ocr", action="store_true", help="no OCR this time")
     reindex.set_defaults(run=run_reindex, uses_model=active_model_if_indexed)
+
+    unpack = subparsers.add_parser(
+        "unpack", help="copy an indexed archive member or e-mail attachment out to a folder",
+        description="PATH is a result's path, e.g. ~/mail/Inbox/message-3.eml/offer.pdf")
+    unpack.add_argument("path", type=Path)
+    unpack.add_argument("--to", type=Path, default=Path("."), help="folder to write it to (default: here)")
+    unpack.set_defaults(run=run_unpack)
 
 
 def active_model_if_indexed(args: argparse.Namespace) -> str | None:
@@ -157,6 +169,9 @@ def run_reindex(args) -> int:
 def _index_with(args, start) -> int:
     """Opens the library, drives `start(library)`'s events, prints the summary."""
     library = open_library(args)
+    if getattr(args, "no_ocr", False):
+        limits = dataclasses.replace(library.config.limits, ocr=False)
+        library.config = dataclasses.replace(library.config, limits=limits)
     try:
         summary = drive(start(library), show_progress=sys.stderr.isatty())
     finally:
@@ -188,8 +203,10 @@ def run_search(args) -> int:
     for rank, hit in enumerate(hits, 1):
         if hit.weak and (rank == 1 or not hits[rank - 2].weak):
             print("Weaker matches" if rank > 1 else "No strong matches. Weaker matches")
-        page = f", page {hit.best.page}" if hit.best.page else ""
-        print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  {hit.path}{page}")
+        page = f", {page_name(hit.format, hit.best.page)}" if hit.best.page else ""
+        title = f"  \u201c{hit.title}\u201d" if hit.title and hit.format in ("eml", "msg") else ""
+        print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  "
+              f"{hit.path}{page}{title}")
         print(f"      {_marked(hit.best.snippet, terms)}")
     print(count_line(results))
     return 0
@@ -234,6 +251,9 @@ def _hit_json(hit) -> dict:
         "start": best.start,
         "end": best.end,
         "page": best.page,
+        "page_name": page_name(hit.format, best.page) if best.page else None,
+        "title": hit.title,
+        "format": hit.format,
         "matched_by": hit.matched_by,
         "weak": hit.weak,
         "passages": [
@@ -293,6 +313,21 @@ def _print_fresh_status(args) -> int:
           f"({'active' if active else 'the first index installs the bundled models'})")
     print(f"documents  {NOTHING_INDEXED}")
     print(f"database   {db_url}")
+    return 0
+
+
+def run_unpack(args) -> int:
+    from engine.errors import NotIndexedError
+    from engine.scan import path_key
+
+    library = open_for_reading(args) if library_exists(args) else None
+    if library is None:
+        raise NotIndexedError(args.path)
+    try:
+        written = library.open_document(path_key(args.path.expanduser().absolute()), folder=args.to)
+    finally:
+        library.close()
+    print(written)
     return 0
 
 
