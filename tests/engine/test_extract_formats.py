@@ -372,3 +372,17 @@ def test_damaged_tar_is_a_typed_error(tmp_path):
     path = tmp_path / "broken.tar.gz"
     path.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 20)
     assert isinstance(tree(path)[()].error, CorruptDocumentError)
+
+
+def test_encoded_words_in_headers_and_attachment_names_are_decoded(tmp_path):
+    path = tmp_path / "encoded.eml"
+    path.write_bytes(b"From: =?utf-8?q?J=C3=BCrgen_M=C3=BCller?= <j@example.org>\nTo: a@example.org\n"
+                     b"Subject: =?utf-8?b?R2zDvGNrd3Vuc2No?=\nDate: Tue, 1 Jun 2021 10:00:00 +0200\n"
+                     b"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=XX\n\n--XX\n"
+                     b"Content-Type: text/plain; charset=utf-8\n\nHallo.\n--XX\n"
+                     b"Content-Type: text/plain\nContent-Disposition: attachment; filename=\"=?utf-8?q?M=C3=A4rz.txt?=\"\n\n"
+                     b"Bericht\n--XX--\n")
+    documents = tree(path)
+    message = documents[()].extracted
+    assert message.title == "Glückwunsch" and "From: Jürgen Müller <j@example.org>" in message.text
+    assert documents[("März.txt",)].extracted.text == "Bericht"
