@@ -24,13 +24,13 @@ from hostile_docs import seed_documents, zip_bytes
 
 from engine.config import ExtractLimits
 from engine.errors import ExtractionError
-from engine.extract import extract_data
+from engine.extract import extract_data, extract_tree
 
 TOKENS = [b"<", b">", b"&", b"&#0;", b"\x00", b"\xff\xfe", b"]]>", b"<!--", b"%%EOF", b"obj", b"endobj",
           b" 0 R", b"stream", b"/Kids", b"/Count 99999999", b"-1", b"99999999999999999999", b"\r", b"PK\x03\x04",
           b"<w:t>", b"</w:p>", b"<text:p>", b"<itemref idref='x'/>", b"\xc3", b"\xed\xa0\x80"]
 LIMITS = ExtractLimits(max_seconds=5.0, max_pages=200, max_unpacked_bytes=32 << 20, max_member_bytes=16 << 20)
-ZIP_FORMATS = (".docx", ".odt", ".epub")
+ZIP_FORMATS = (".docx", ".odt", ".epub", ".xlsx", ".ods", ".pptx", ".odp", ".zip")
 
 
 def mutate_bytes(data: bytes, rng: random.Random) -> bytes:
@@ -79,17 +79,21 @@ def mutate(name: str, data: bytes, rng: random.Random) -> bytes:
     return mutate_bytes(data, rng)
 
 
-def fuzz(seconds: float, seed: int, tmp_path: Path) -> int:
-    """Runs mutations until `seconds` pass; returns how many ran. Fails on an untyped error."""
+def fuzz(seconds: float, seed: int, tmp_path: Path, documents: dict[str, bytes] | None = None) -> int:
+    """Runs mutations until `seconds` pass; returns how many ran. Fails on an untyped error.
+
+    Every mutation is read as indexing reads it: the file and every member inside it.
+    """
     rng = random.Random(seed)
-    seeds = sorted(seed_documents().items())
+    seeds = sorted((documents or seed_documents()).items())
     deadline = time.monotonic() + seconds
     runs = 0
     while time.monotonic() < deadline:
         name, original = seeds[runs % len(seeds)]
         data = mutate(name, original, rng)
         try:
-            extract_data(Path(name), data, limits=LIMITS)
+            for document in extract_tree(Path(name), data, limits=LIMITS):
+                assert document.error is None or (document.error.reason and isinstance(document.error.reason, str))
         except ExtractionError as e:
             assert e.reason and isinstance(e.reason, str)
         except Exception as e:  # noqa: BLE001 -- the point of the test
@@ -110,3 +114,26 @@ def test_mutated_documents_give_only_typed_errors(tmp_path):
     seed = int(os.environ.get("BABELFIND_FUZZ_SEED", "20261201"))
     assert fuzz(seconds, seed, tmp_path) >= 9  # every format at least once
 
+
+
+def new_format_documents(tmp_path: Path) -> dict[str, bytes]:
+    """Spreadsheets, slides, RTF, mail, an archive and code, written by their libraries."""
+    import format_docs as docs
+
+    made = {
+        "a.xlsx": docs.make_xlsx(tmp_path / "a.xlsx"), "a.ods": docs.make_ods(tmp_path / "a.ods"),
+        "a.pptx": docs.make_pptx(tmp_path / "a.pptx"), "a.odp": docs.make_odp(tmp_path / "a.odp"),
+        "a.rtf": docs.make_rtf(tmp_path / "a.rtf"), "a.eml": docs.make_eml(tmp_path / "a.eml", tmp_path),
+        "a.mbox": docs.make_mbox(tmp_path / "a.mbox"), "a.msg": docs.make_msg(tmp_path / "a.msg"),
+        "a.zip": docs.make_zip(tmp_path / "a.zip", tmp_path), "a.xls": docs.FIXTURES / "prices.xls",
+    }
+    documents = {name: path.read_bytes() for name, path in made.items()}
+    documents["a.py"] = docs.PYTHON_SOURCE.encode()
+    documents["a.srt"] = docs.SRT_TEXT.encode()
+    return documents
+
+
+def test_mutated_spreadsheets_slides_mail_and_archives_give_only_typed_errors(tmp_path):
+    seconds = float(os.environ.get("BABELFIND_FUZZ_SECONDS", "4"))
+    seed = int(os.environ.get("BABELFIND_FUZZ_SEED", "20261202"))
+    assert fuzz(seconds, seed, tmp_path, new_format_documents(tmp_path)) >= 12
