@@ -8,7 +8,8 @@ english-doc  200+ real English files from /usr/share/doc as they are (HTML manua
              READMEs, copyright files, PDFs, compressed files the extractor skips), a few
              groff "mom" pages, plus four French and German chapters of the New Maintainers'
              Guide; plain-word English questions (questions_english_doc.py).
-manual5      the New Maintainers' Guide (12 files), each chapter in one of five languages
+manual5      the New Maintainers' Guide (11 files: the index page, nine chapters and an
+             appendix), each in one of five languages
              (de, fr, es, it, ru; no English version), among ~100 English licences, READMEs,
              changelogs and HTML manuals; English, same-language and command-lookup queries
              (questions_manual5.py).
@@ -168,7 +169,7 @@ def maint_guide_chapter(package: str, name: str) -> Path:
 
 # ---- manual5 ---------------------------------------------------------------------------
 
-# The guide's 12 files, each in one language: no chapter exists in two languages or in English.
+# The guide's 11 files, each in one language: no chapter exists in two languages or in English.
 MANUAL5_CHAPTERS = {
     "de": ("start", "build"),
     "fr": ("index", "first", "checkit"),

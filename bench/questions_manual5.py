@@ -1,6 +1,6 @@
 """Hand-written queries for the 'manual5' dev set (bench/devsets_debian.py).
 
-The set holds the Debian New Maintainers' Guide with each of its 12 files in one of five
+The set holds the Debian New Maintainers' Guide with each of its 11 files in one of five
 languages (bench/devsets_debian.py, MANUAL5_CHAPTERS: start and build in German; index,
 first and checkit in French; modify and upload in Italian; dother and advanced in
 Spanish; dreq and update in Russian), among English distractors.
