@@ -63,8 +63,9 @@ ENGLISH_DOC_QUESTIONS = [
     # libxslt python.html: the Python bindings of libxslt
     ("use the XSLT library from Python scripts", D + "libxslt1-dev/html/python.html"),
     # expat reference.html: "The document is fed to the parser in pieces, so you can start
-    # parsing before you have all the document"
-    ("parse an XML document that arrives in chunks over the network", D + "libexpat1-dev/expat.html/reference.html"),
+    # parsing before you have all the document" (index.html is a link to it on disk, a copy here)
+    ("parse an XML document that arrives in chunks over the network", D + "libexpat1-dev/expat.html/reference.html",
+     D + "libexpat1-dev/expat.html/index.html"),
     # groff mom letters.html: "Writing letters" with the mom macros
     ("typeset a business letter with groff", "groff/mom/letters.html"),
     # groff pic-1.html "Why PIC?": box-and-arrow diagrams in troff documents; pic-3.html basic objects
