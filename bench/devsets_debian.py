@@ -25,6 +25,7 @@ import shutil
 from pathlib import Path
 
 from debian_packages import unpacked
+from devsets_doc_files import ENGLISH_DOC_PACKAGE_FILES, MANUAL5_PACKAGE_FILES
 from questions_english_doc import ENGLISH_DOC_QUESTIONS
 from questions_manual5 import MANUAL5_QUESTIONS
 from questions_no_answer import ENGLISH_DOC_NO_ANSWER, MANUAL5_NO_ANSWER
@@ -114,10 +115,6 @@ ENGLISH_FILES = (
     "bash/NEWS.gz", "coreutils/NEWS.gz", "grep/NEWS.gz", "gzip/NEWS.gz", "tar/NEWS.gz", "less/NEWS.gz",
     "sed/NEWS.gz", "findutils/NEWS.gz", "git/changelog.gz", "jq/changelog.Debian.gz",
 )
-# Package documentation files by name, for every package that has one (sorted; missing ones skipped).
-ENGLISH_README_NAMES = ("README", "README.md", "README.Debian", "README.txt", "TODO", "AUTHORS", "THANKS")
-ENGLISH_README_LIMIT = 70
-ENGLISH_COPYRIGHT_LIMIT = 60
 # groff's mom manual (issue 23: a few of its pages came first for many unrelated questions).
 MOM_PAGES = ("intro.html", "letters.html", "definitions.html", "tables-of-contents.html", "color.html",
              "refer.html")
@@ -129,15 +126,12 @@ ENGLISH_DOC_FOREIGN = (("maint-guide-fr", "upload.fr.html"), ("maint-guide-fr", 
 
 def build_english_doc(folder: Path) -> list[dict]:
     docs = folder / "docs"
+    require_doc_files(ENGLISH_FILES + ENGLISH_DOC_PACKAGE_FILES)
     for name in ENGLISH_HTML_FOLDERS:
         for source in sorted((DOC / name).glob("*.html")):
             copy(source, docs / "doc" / name / source.name)
-    for name in ENGLISH_FILES:
+    for name in ENGLISH_FILES + ENGLISH_DOC_PACKAGE_FILES:
         copy(DOC / name, docs / "doc" / name)
-    for source in package_files(ENGLISH_README_NAMES, ENGLISH_README_LIMIT, skip=("git", "nodejs")):
-        copy(source, docs / "doc" / source.relative_to(DOC))
-    for source in package_files(("copyright",), ENGLISH_COPYRIGHT_LIMIT, step=7, max_bytes=12_000):
-        copy(source, docs / "doc" / source.relative_to(DOC))
     groff = unpacked("groff") / "usr/share/doc/groff/html"
     for name in MOM_PAGES:
         copy(groff / "mom" / name, docs / "groff" / "mom" / name)
@@ -149,18 +143,14 @@ def build_english_doc(folder: Path) -> list[dict]:
             for q, *paths in ENGLISH_DOC_QUESTIONS]
 
 
-def package_files(names: tuple[str, ...], limit: int, *, step: int = 1, skip: tuple[str, ...] = (),
-                  max_bytes: int = 200_000) -> list[Path]:
-    """Up to `limit` files named like `names` directly in package folders of /usr/share/doc,
-    every `step`-th package in name order (a spread over the alphabet, not the first few),
-    none over `max_bytes` (a 2 MB copyright file alone would take minutes to index)."""
-    found = []
-    for package in sorted(p for p in DOC.iterdir() if p.is_dir() and p.name not in skip)[::step]:
-        for name in names:
-            source = package / name
-            if source.is_file() and not source.is_symlink() and source.stat().st_size <= max_bytes:
-                found.append(source)
-    return found[:limit]
+def require_doc_files(names: tuple[str, ...]) -> None:
+    """Every named file of /usr/share/doc is there, or one error naming what to install
+    (a package's documentation lies in /usr/share/doc/<package>/)."""
+    missing = [name for name in names if not (DOC / name).is_file()]
+    if missing:
+        packages = sorted({name.split("/", 1)[0] for name in missing})
+        raise SystemExit(f"the dev set needs {len(missing)} files of {DOC} that are missing "
+                         f"({', '.join(missing[:5])}...): apt-get install {' '.join(packages)}")
 
 
 def maint_guide_chapter(package: str, name: str) -> Path:
@@ -185,8 +175,6 @@ MANUAL5_DISTRACTORS = (
     "git/RelNotes/2.39.0.txt", "git/contrib/subtree/git-subtree.txt",
 )
 MANUAL5_MOM = ("intro.html", "letters.html", "rectoverso.html")
-MANUAL5_README_LIMIT = 40
-MANUAL5_COPYRIGHT_LIMIT = 45
 
 
 def manual5_path(chapter: str, language: str) -> str:
@@ -203,12 +191,9 @@ def build_manual5(folder: Path) -> list[dict]:
         for chapter in chapters:
             copy(maint_guide_chapter(f"maint-guide-{language}", f"{chapter}.{language}.html"),
                  docs / manual5_path(chapter, language))
-    for name in MANUAL5_DISTRACTORS:
+    require_doc_files(MANUAL5_DISTRACTORS + MANUAL5_PACKAGE_FILES)
+    for name in MANUAL5_DISTRACTORS + MANUAL5_PACKAGE_FILES:
         copy(DOC / name, docs / "doc" / name)
-    for source in package_files(ENGLISH_README_NAMES, MANUAL5_README_LIMIT, step=2, skip=("git", "nodejs")):
-        copy(source, docs / "doc" / source.relative_to(DOC))
-    for source in package_files(("copyright",), MANUAL5_COPYRIGHT_LIMIT, step=9, max_bytes=12_000):
-        copy(source, docs / "doc" / source.relative_to(DOC))
     groff = unpacked("groff") / "usr/share/doc/groff/html/mom"
     for name in MANUAL5_MOM:
         copy(groff / name, docs / "groff" / "mom" / name)

@@ -6,24 +6,24 @@ questions whose answer is absent from the folder (other operating systems, tools
 services no file there covers). Each list was checked against its folder before any
 search ran: the topic's words were searched for with grep (case ignored) in every file,
 and the few files that hold one were read: none answers the question (the comment names
-them). english-doc and manual5 share the everyday questions; the technical ones are
-written for each folder.
+them; checked again on the frozen file lists of bench/devsets_doc_files.py). english-doc
+and manual5 share the everyday questions; the technical ones are written for each folder.
 """
 
 EVERYDAY = [
-    "chocolate cake recipe with strawberries",  # no file holds "cake"
-    "how long should I boil an egg for a soft yolk",  # "boil": a word in a licence and a manual, no eggs
+    "chocolate cake recipe with strawberries",  # no "cake"; "recipe": groff mom refer.html (footnote how-tos)
+    "how long should I boil an egg for a soft yolk",  # "boil": valgrind quick-start ("boils down to"), no eggs
     "best time of year to plant tomatoes in the garden",
     "how to get a red wine stain out of a carpet",
     "train times from Paris to Lyon tomorrow morning",
-    "what is the capital of Australia",  # "Australia": an address in one copyright file
+    "what is the capital of Australia",  # "Australia": a conference in Melbourne cited by the bzip2 manual
     "how many calories are in a banana",
     "tips for answering questions in a job interview",
     "how do I teach my puppy to sit",
     "who won the football world cup in 1998",
     "knitting pattern for a warm wool scarf",
     "how to tie a bow tie",
-    "cheap flights to Lisbon in May",
+    "cheap flights to Lisbon in May",  # "flight": git RelNotes 2.37 ("pre-flight states")
     "symptoms of the flu in small children",  # "flu" matches only inside other words (flush, influence)
 ]
 
