@@ -9,14 +9,14 @@ english-doc  200+ real English files from /usr/share/doc as they are (HTML manua
              groff "mom" pages, plus four French and German chapters of the New Maintainers'
              Guide; plain-word English questions (questions_english_doc.py).
 manual5      the New Maintainers' Guide (11 files: the index page, nine chapters and an
-             appendix), each in one of five languages
-             (de, fr, es, it, ru; no English version), among ~100 English licences, READMEs,
-             changelogs and HTML manuals; English, same-language and command-lookup queries
-             (questions_manual5.py).
+             appendix), each in one of five languages (de, fr, es, it, ru; no English
+             version), among ~100 English licences, READMEs, changelogs and HTML manuals;
+             English, same-language and command-lookup queries (questions_manual5.py).
 
 english-doc and manual5 also carry questions nothing in their folder answers
 (questions_no_answer.py, `no_answer.json`), for the "no strong match" reading.
-Translated manuals come from Debian packages pinned in bench/debian_packages.py.
+Translated manuals come from Debian packages pinned in bench/debian_packages.py; the
+package READMEs and licences from /usr/share/doc are frozen lists (bench/devsets_doc_files.py).
 """
 
 from __future__ import annotations
