@@ -171,8 +171,11 @@ def ranks(scores: np.ndarray, paths: list[str], expected: list[list[str]]) -> li
             out.append(None)
             continue
         # Ties count against the target: identical passages (the same closing line in
-        # every reminder) come back from the library in no particular order.
-        rank = int((row >= row[present].max()).sum())
+        # every reminder) come back from the library in no particular order. Other
+        # answering documents (identical copies, often) are no rivals.
+        ahead = row >= row[present].max()
+        ahead[present] = False
+        rank = int(ahead.sum()) + 1
         out.append(rank if rank <= 10 else None)
     return out
 
