@@ -23,8 +23,9 @@ xling, english-doc, manual5
 
 Every set is a folder of documents and a list of queries, each with its expected
 document (`acceptable` lists every document that answers it, when several near-identical
-ones do; `language` is the question's language where the set says); the build is deterministic, and `manifest.json` holds a digest the benchmark uses to know
-when its cached index is out of date.
+ones do; `language` is the question's language where the set says). The build is
+deterministic, and `manifest.json` holds a digest the benchmark uses to know when its
+cached index is out of date.
 """
 
 from __future__ import annotations
