@@ -21,7 +21,14 @@ from engine.extract import extract
 
 needs_ocr = pytest.mark.skipif(not ocr.ocr_setup(ExtractLimits()).usable,
                                reason="no OCR engine installed (tesseract or rapidocr)")
-needs_tesseract = pytest.mark.skipif(ocr.find_tool("tesseract") is None, reason="tesseract is not installed")
+def _has_osd() -> bool:
+    from engine.extract.ocr.engines import TesseractEngine
+
+    program = ocr.find_tool("tesseract")
+    return program is not None and "osd" in TesseractEngine(program).languages
+
+
+needs_osd = pytest.mark.skipif(not _has_osd(), reason="tesseract with its osd data is not installed")
 
 
 @needs_ocr
@@ -31,7 +38,7 @@ def test_image_text_is_read_and_marked_as_ocr(tmp_path):
     assert got.format == "image" and got.ocr_pages == (1,) and got.ocr_engine
 
 
-@needs_tesseract
+@needs_osd
 def test_a_page_turned_on_its_side_is_read_upright(tmp_path):
     got = extract(make_png(tmp_path / "turned.png", rotate=90))
     assert "schooners" in got.text
