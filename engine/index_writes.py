@@ -102,7 +102,7 @@ def document_outcome(place: DocumentPlace, document: TreeDocument, config, dim: 
         if error is not None:
             return FailureWrite(key, size, mtime, place.digest, kind, error.reason, parent)
         return DocumentWrite(key, size, mtime, place.digest, kind, extracted.format, None, (),
-                             np.empty((0, dim), np.float32), parent=parent)
+                             np.empty((0, dim), np.float32), parent=parent, status="container")
     try:
         passages = _passages(place.file if not inner else Path(name), extracted, config)
     except ExtractionError as e:

@@ -55,7 +55,9 @@ class Document(Base):
     file_type: Mapped[str] = mapped_column(String(16))  # extension without the dot
     format: Mapped[str | None] = mapped_column(String(16))  # what extraction found
     language: Mapped[str | None] = mapped_column(String(8))  # ISO 639-1
-    status: Mapped[str] = mapped_column(String(16))  # "indexed" | "failed"
+    # "indexed" | "failed" | "container" (an archive or mailbox: no text of its own, its
+    # members are documents; it is not counted as one)
+    status: Mapped[str] = mapped_column(String(16))
     error: Mapped[str | None] = mapped_column(Text)  # readable reason when failed
     indexed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     # The document holding this one (an archive, a message): its key; None for a file on disk.

@@ -71,6 +71,7 @@ class DocumentWrite:
     date: float | None = None  # the document's own date (a message's), epoch seconds
     # The extracted text (engine.store.texts), kept for documents costly to read again.
     text: bytes | None = None
+    status: str = "indexed"  # "container" for an archive's or a mailbox's own record
 
 
 @dataclass(frozen=True)
@@ -362,7 +363,7 @@ class Store(ExclusionsMixin):
             file_type=w.file_type,
             format=w.format,
             language=w.language,
-            status="indexed",
+            status=w.status,
             parent=w.parent,
             title=w.title,
             date=w.date,
