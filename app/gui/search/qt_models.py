@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -132,10 +133,16 @@ class QtResultsModel(QAbstractListModel):
 
 
 def _stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(key_path(path))  # a stored key: names that are not UTF-8 are escaped
-    except OSError:
-        return None
+    """The file's facts; for an archive member or attachment, those of the file holding it."""
+    real = key_path(path)  # a stored key: names that are not UTF-8 are escaped
+    for candidate in (real, *real.parents):
+        try:
+            facts = os.stat(candidate)
+        except OSError:
+            continue
+        # a folder above means the file itself is gone (a member's archive is a file)
+        return facts if candidate == real or stat.S_ISREG(facts.st_mode) else None
+    return None
 
 
 def size_text(size: int) -> str:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QSizePolicy,
     QTextEdit,
     QToolButton,
     QVBoxLayout,
@@ -60,6 +61,9 @@ class QtPreview(QWidget):
         self.title.setObjectName("previewTitle")
         self.meta = QLabel("")
         self.meta.setObjectName("previewMeta")
+        # a long folder or OCR note wraps; it must never widen the pane and squeeze the results
+        self.meta.setWordWrap(True)
+        self.meta.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("preview")
         self.editor.setReadOnly(True)
@@ -263,7 +267,7 @@ class QtPreview(QWidget):
             return None
         if text.page_starts and passage.page not in text.ocr_pages:
             return None
-        return f"text read by OCR ({text.ocr_engine})" if text.ocr_engine else "text read by OCR"
+        return f"text read by OCR: {text.ocr_engine}" if text.ocr_engine else "text read by OCR"
 
     # -- actions -------------------------------------------------------------------
 
