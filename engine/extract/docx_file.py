@@ -25,6 +25,25 @@ def check_not_ole(path: Path, data: bytes, kind: str) -> None:
     raise CorruptDocumentError(path, f"not a valid {kind} file (old binary Office format)")
 
 
+def checked_office_zip(path: Path, data: bytes, budget: Budget | None, kind: str, *,
+                       ole_possible: bool = True) -> Budget:
+    """The document's budget, after the checks every Office or OpenDocument zip gets first.
+
+    Example: budget = checked_office_zip(path, data, budget, "XLSX")
+
+    Raises EncryptedDocumentError or CorruptDocumentError for a password-protected or old
+    binary Office file (an OLE file, when `ole_possible`), a file that is no zip, or a zip
+    bomb (engine.extract.limits.check_archive).
+    """
+    if ole_possible:
+        check_not_ole(path, data, kind)
+    if not data.startswith(ZIP_MAGIC):
+        raise CorruptDocumentError(path, f"not a valid {kind} file (not a zip archive)")
+    budget = budget or Budget.start(path)
+    check_archive(path, data, budget, kind)
+    return budget
+
+
 def _cell_text(cell) -> str:
     return "\n".join(_block_lines(cell))
 
@@ -70,11 +89,7 @@ def extract_docx(path: Path, data: bytes, budget: Budget | None = None) -> Extra
 
     Example: extract_docx(Path("a.docx"), data).title == "Venetian glass"
     """
-    check_not_ole(path, data, "DOCX")
-    if not data.startswith(ZIP_MAGIC):
-        raise CorruptDocumentError(path, "not a valid DOCX file (not a zip archive)")
-    budget = budget or Budget.start(path)
-    check_archive(path, data, budget, "DOCX")
+    budget = checked_office_zip(path, data, budget, "DOCX")
     import docx
     from docx.opc.exceptions import PackageNotFoundError
     from lxml.etree import XMLSyntaxError

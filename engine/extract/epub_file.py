@@ -12,8 +12,8 @@ from pathlib import Path
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
 from engine.extract.base import ExtractedText, clean_title
 from engine.extract.html_file import html_to_text
-from engine.extract.limits import Budget, check_archive
-from engine.extract.sniff import ZIP_MAGIC
+from engine.extract.docx_file import checked_office_zip
+from engine.extract.limits import Budget
 from engine.extract.text_file import decode_text
 
 log = logging.getLogger(__name__)
@@ -67,10 +67,7 @@ def extract_epub(path: Path, data: bytes, budget: Budget | None = None) -> Extra
 
     Example: extract_epub(Path("a.epub"), data).text.startswith("Chapter one")
     """
-    if not data.startswith(ZIP_MAGIC):
-        raise CorruptDocumentError(path, "not a valid EPUB file (not a zip archive)")
-    budget = budget or Budget.start(path)
-    check_archive(path, data, budget, "EPUB")
+    budget = checked_office_zip(path, data, budget, "EPUB", ole_possible=False)
     from ebooklib.epub import EpubException
     from lxml.etree import XMLSyntaxError
 

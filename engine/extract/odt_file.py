@@ -9,8 +9,8 @@ from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
 from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
-from engine.extract.limits import Budget, check_archive
-from engine.extract.sniff import ZIP_MAGIC
+from engine.extract.docx_file import checked_office_zip
+from engine.extract.limits import Budget
 
 _BLOCK_TAGS = ("text:p", "text:h")
 
@@ -71,10 +71,7 @@ def extract_odt(path: Path, data: bytes, budget: Budget | None = None) -> Extrac
 
     Example: extract_odt(Path("a.odt"), data).format == "odt"
     """
-    if not data.startswith(ZIP_MAGIC):
-        raise CorruptDocumentError(path, "not a valid ODT file (not a zip archive)")
-    budget = budget or Budget.start(path)
-    check_archive(path, data, budget, "ODT")
+    budget = checked_office_zip(path, data, budget, "ODT", ole_possible=False)
     _check_not_encrypted(path, data)
     from odf.opendocument import load
     from xml.sax import SAXException

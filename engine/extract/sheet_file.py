@@ -23,9 +23,8 @@ from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
 from engine.extract.base import ExtractedText, clean_title, join_pages, normalise_whitespace
-from engine.extract.docx_file import check_not_ole
-from engine.extract.limits import Budget, check_archive
-from engine.extract.sniff import ZIP_MAGIC
+from engine.extract.docx_file import checked_office_zip
+from engine.extract.limits import Budget
 
 CELL_SEPARATOR = " | "
 # Rows read between two looks at the clock.
@@ -118,11 +117,7 @@ def extract_xlsx(path: Path, data: bytes, budget: Budget | None = None) -> Extra
 
     Example: extract_xlsx(Path("a.xlsx"), data).page_labels == ("Bakery",)
     """
-    check_not_ole(path, data, "XLSX")
-    if not data.startswith(ZIP_MAGIC):
-        raise CorruptDocumentError(path, "not a valid XLSX file (not a zip archive)")
-    budget = budget or Budget.start(path)
-    check_archive(path, data, budget, "XLSX")
+    budget = checked_office_zip(path, data, budget, "XLSX")
     from lxml.etree import XMLSyntaxError
 
     try:
@@ -206,10 +201,7 @@ def extract_ods(path: Path, data: bytes, budget: Budget | None = None) -> Extrac
 
     Example: extract_ods(Path("a.ods"), data).page_labels == ("Bakery",)
     """
-    if not data.startswith(ZIP_MAGIC):
-        raise CorruptDocumentError(path, "not a valid ODS file (not a zip archive)")
-    budget = budget or Budget.start(path)
-    check_archive(path, data, budget, "ODS")
+    budget = checked_office_zip(path, data, budget, "ODS", ole_possible=False)
     from lxml import etree
 
     try:

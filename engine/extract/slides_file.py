@@ -14,9 +14,8 @@ from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
 from engine.extract.base import ExtractedText, clean_title, join_pages, normalise_whitespace
-from engine.extract.docx_file import CELL_SEPARATOR, check_not_ole
-from engine.extract.limits import Budget, check_archive
-from engine.extract.sniff import ZIP_MAGIC
+from engine.extract.docx_file import CELL_SEPARATOR, checked_office_zip
+from engine.extract.limits import Budget
 
 
 def _slide_text(parts: list[str], notes: list[str], budget: Budget) -> str:
@@ -54,11 +53,7 @@ def extract_pptx(path: Path, data: bytes, budget: Budget | None = None) -> Extra
 
     Example: extract_pptx(Path("a.pptx"), data).format == "pptx"
     """
-    check_not_ole(path, data, "PPTX")
-    if not data.startswith(ZIP_MAGIC):
-        raise CorruptDocumentError(path, "not a valid PPTX file (not a zip archive)")
-    budget = budget or Budget.start(path)
-    check_archive(path, data, budget, "PPTX")
+    budget = checked_office_zip(path, data, budget, "PPTX")
     import pptx
     from lxml.etree import XMLSyntaxError
     from pptx.exc import PackageNotFoundError
@@ -98,10 +93,7 @@ def extract_odp(path: Path, data: bytes, budget: Budget | None = None) -> Extrac
 
     Example: extract_odp(Path("a.odp"), data).page_starts == (0, 41)
     """
-    if not data.startswith(ZIP_MAGIC):
-        raise CorruptDocumentError(path, "not a valid ODP file (not a zip archive)")
-    budget = budget or Budget.start(path)
-    check_archive(path, data, budget, "ODP")
+    budget = checked_office_zip(path, data, budget, "ODP", ole_possible=False)
     from lxml import etree
 
     slides: list[str] = []
