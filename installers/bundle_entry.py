@@ -6,6 +6,7 @@ would carry two; Windows and macOS keep two (their window executable has no cons
 """
 
 import os
+import multiprocessing
 import sys
 
 GUI_NAME = "babelfind-gui"
@@ -21,4 +22,6 @@ def _main():
 
 
 if __name__ == "__main__":
+    # the OCR worker is a spawned process: in a frozen executable it starts here too
+    multiprocessing.freeze_support()
     sys.exit(_main())
