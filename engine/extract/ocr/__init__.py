@@ -7,8 +7,8 @@ Engines (engine.extract.ocr.engines): Tesseract, a program from the system's pac
 (`tesseract-ocr` and one `tesseract-ocr-LANG` per language), and RapidOCR, a Python
 package (`pip install 'babelfind[ocr]'`) that reads Chinese and English. "auto" (the
 default) lets Tesseract's orientation and script detection turn each page upright
-and pick the languages installed for its script, and hands Chinese and Japanese pages
-to RapidOCR when it is installed (it reads them far better, docs/benchmarks.md).
+and pick the languages installed for its script, and hands Chinese pages to RapidOCR
+when it is installed (it reads noisy Chinese scans far better, docs/benchmarks.md).
 
 Every page is read in one worker process (engine.extract.ocr.worker), started on the
 first page and kept for the next ones; a page that takes longer than

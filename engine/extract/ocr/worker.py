@@ -101,7 +101,9 @@ class _Reader:
         if orientation and orientation.rotate:
             image = image.rotate(-orientation.rotate, expand=True, fillcolor=255, resample=Image.BICUBIC)
         script = orientation.script if orientation else None
-        if self.rapid_available and (self.tesseract is None or script in ("Han", "Japanese")):
+        # RapidOCR for Chinese (Tesseract's chi_sim misreads noisy scans: CER 0.47 against
+        # 0.12) and when there is no Tesseract; not for Japanese, which its models cannot read.
+        if self.rapid_available and (self.tesseract is None or script == "Han"):
             return self.rapid().read(image), "RapidOCR PP-OCRv4"
         languages = self.tesseract.languages_for(script)
         return self.tesseract.read(image, script), f"{self.tesseract_version} ({'+'.join(languages)})"
