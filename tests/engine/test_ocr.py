@@ -116,3 +116,14 @@ def test_ocr_turned_off_skips_images_and_leaves_scans_without_text(tmp_path):
         extract(make_png(tmp_path / "harbour.png"), limits=limits)
     with pytest.raises(ExtractionError, match="no text layer"):
         extract(make_scanned_pdf(tmp_path / "scan.pdf"), limits=limits)
+
+
+@pytest.mark.skipif(not ocr.rapidocr_installed(), reason="rapidocr-onnxruntime is not installed")
+def test_rapidocr_reads_a_page_when_chosen(tmp_path):
+    got = extract(make_png(tmp_path / "harbour.png", noise=0.01), limits=ExtractLimits(ocr_engine="rapidocr"))
+    assert "schooners" in got.text and got.ocr_engine == "RapidOCR PP-OCRv4"
+
+
+def test_an_unknown_engine_in_the_settings_is_a_typed_error(tmp_path):
+    with pytest.raises(ExtractionError, match="unknown OCR engine 'paddle'"):
+        extract(make_png(tmp_path / "harbour.png"), limits=ExtractLimits(ocr_engine="paddle"))

@@ -77,13 +77,18 @@ def _open_image(data: bytes, max_pixels: int):
 
 
 class _Reader:
-    """Chooses the engine for each page (engine.extract.ocr explains "auto")."""
+    """Chooses the engine for each page (engine.extract.ocr explains "auto").
+
+    Tesseract's OSD turns every page upright first when Tesseract is installed, whichever
+    engine then reads it: RapidOCR alone cannot read a page turned on its side.
+    """
 
     def __init__(self, policy: str, tesseract: str | None, rapid: bool):
         from engine.extract.ocr.engines import RapidEngine, TesseractEngine
 
         self.policy = policy
-        self.tesseract = TesseractEngine(tesseract) if tesseract and policy in ("auto", "tesseract") else None
+        self.osd = TesseractEngine(tesseract) if tesseract else None
+        self.tesseract = self.osd if policy in ("auto", "tesseract") else None
         self.rapid_available = rapid and policy in ("auto", "rapidocr")
         self._rapid = None
         self._rapid_class = RapidEngine
@@ -97,7 +102,7 @@ class _Reader:
     def read(self, image) -> tuple[str, str]:
         from PIL import Image
 
-        orientation = self.tesseract.orientation(image) if self.tesseract else None
+        orientation = self.osd.orientation(image) if self.osd else None
         if orientation and orientation.rotate:
             image = image.rotate(-orientation.rotate, expand=True, fillcolor=255, resample=Image.BICUBIC)
         script = orientation.script if orientation else None
