@@ -6,6 +6,9 @@ detect language -> encode in batches -> write.
 
 The caller may stop at any event (close the generator): every write is a transaction,
 so the database stays consistent and the next run picks up where this one stopped.
+Archive members, attachments and mailbox messages are documents of their own, stored
+below their file (engine.extract.tree, engine.index_writes); images come last in each
+folder, since OCR costs seconds a page.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from engine.config import ExtractLimits
 from engine.encoders.base import Encoder
-from engine.errors import BabelfindError, ExtractionError
+from engine.errors import ExtractionError
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
 from engine.extract import SUPPORTED_EXTENSIONS, extension_format, extract_tree, short_error
 from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, is_pdf, sniff_bytes, sniff_format
