@@ -143,9 +143,9 @@ class _Counter:
 def file_sentences(paths: Iterable[str], one_per_line: bool | None, counter: _Counter,
                    progress: Progress | None = None) -> Iterator[str]:
     """Sentences of every readable file under `paths`; unreadable files are counted."""
-    from engine.extract import SUPPORTED_EXTENSIONS
+    from engine.extract import DOCUMENT_EXTENSIONS
 
-    for path in _expand(paths, SUPPORTED_EXTENSIONS):
+    for path in _expand(paths, DOCUMENT_EXTENSIONS):
         counter.files += 1
         if progress:
             progress(counter.files, str(path))

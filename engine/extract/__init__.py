@@ -32,6 +32,7 @@ from engine.safe_open import read_regular
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "DOCUMENT_EXTENSIONS",
     "FORMATS",
     "SUPPORTED_EXTENSIONS",
     "ExtractLimits",
@@ -53,6 +54,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = ExtractLimits().max_file_bytes
 SUPPORTED_EXTENSIONS = frozenset(EXTENSION_FORMATS)
+# Extensions read as one document each, without OCR: what a training corpus or a
+# bitext reads from a folder (archives and mailboxes hold many; images need OCR).
+DOCUMENT_EXTENSIONS = frozenset(ext for ext, fmt in EXTENSION_FORMATS.items()
+                                if fmt not in PURE_CONTAINERS and fmt != "image")
 
 
 def extract(path: Path, *, max_bytes: int | None = None, limits: ExtractLimits | None = None) -> ExtractedText:

@@ -54,8 +54,9 @@ class QtResultActions:
     def show_in_folder(self, path: str) -> None:
         """Shows the file in its folder; for an archive member or attachment, the file holding it."""
         real = key_path(path)
-        while not real.exists() and real.parent != real:
-            real = real.parent  # up to the archive or mailbox on disk
+        holder = next((p for p in real.parents if p.exists()), None) if not real.exists() else None
+        if holder is not None and holder.is_file():
+            real = holder  # the archive or mailbox on disk that holds this member
         if not qt_files.show_in_folder(real):
             self._open_failed(real, "folder")
 
