@@ -9,7 +9,9 @@ sentences the hubness penalty is measured against (the rows marked "q").
 
 Sentences come from bench/text_sources.py: programs' translated messages (gettext
 catalogues of this machine and of Debian packages), debconf templates, Django's
-catalogues and the Universal Declaration of Human Rights. Each message is split into
+catalogues and the Universal Declaration of Human Rights; sources under the GPL are
+left out unless --allow-gpl (the file ships inside an MIT-licensed program; MPL, LGPL,
+BSD and MIT sources and the declaration remain, each named in the file's header). Each message is split into
 sentences with engine.segment and a sentence is kept when it
 - is a whole sentence: starts with a letter (a capital where the script has case),
   ends with a terminal, 4 to 40 words (unspaced scripts: 8 to 80 letters), 15 to 250
@@ -42,7 +44,7 @@ from text_filters import (  # noqa: E402
     clean_message, ends_sentence, in_script, is_question, jaccard, length_of, main_scripts,
     near_duplicate_key, starts_sentence,
 )
-from text_sources import CACHE, REPO, Message, licence, messages, package_of  # noqa: E402
+from text_sources import CACHE, REPO, Message, is_gpl, licence, messages, package_of  # noqa: E402
 
 from engine.langid import detect_language  # noqa: E402
 from engine.segment import split_sentences  # noqa: E402
@@ -193,8 +195,11 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--languages", help="comma-separated codes (default: all)")
+    parser.add_argument("--allow-gpl", action="store_true",
+                        help="also take sentences from GPL-licensed catalogues (left out by default: the set ships "
+                             "inside an MIT-licensed program)")
     args = parser.parse_args()
-    pools = candidates(messages(args.cache))
+    pools = candidates(m for m in messages(args.cache) if args.allow_gpl or not is_gpl(m.source, args.cache))
     if args.languages:
         pools = {k: v for k, v in pools.items() if k in args.languages.split(",")}
     scripts = main_scripts({lang: [c.text for c in pool] for lang, pool in pools.items()})

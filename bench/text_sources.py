@@ -23,6 +23,7 @@ not aligned sentence by sentence), `source` a short name whose licence `licence(
 from __future__ import annotations
 
 import argparse
+import functools
 import html
 import re
 import struct
@@ -346,6 +347,16 @@ def package_of(source: str) -> str:
     return f"{origin}:{name}"
 
 
+_STRONG_COPYLEFT = re.compile(r"(?<![L\w])GPL|GFDL")
+
+
+def is_gpl(source: str, cache: Path = CACHE) -> bool:
+    """Whether a source's licence includes the GPL (not the LGPL): text that an MIT
+    project should not copy into files it ships."""
+    return bool(_STRONG_COPYLEFT.search(licence(source, cache)))
+
+
+@functools.lru_cache(maxsize=None)
 def licence(source: str, cache: Path = CACHE) -> str:
     """The licence of a message's source, from its package's copyright file (DEP-5 "Files: *")."""
     origin, rest = source.split(":", 1)
