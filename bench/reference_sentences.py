@@ -16,7 +16,8 @@ sentences with engine.segment and a sentence is kept when it
 - is a whole sentence: starts with a letter (a capital where the script has case),
   ends with a terminal, 4 to 40 words (unspaced scripts: 8 to 80 letters), 15 to 250
   characters, few digits, no placeholders, markup, paths or addresses;
-- is written in its language's main script (90% of its letters or more);
+- is written in its language's main script (90% of its letters or more; the main script
+  is that of most letters in up to 300 of its candidates that engine.langid gives it);
 - is detected as its language by engine.langid (the project's own detector);
 - is not a near-duplicate (word-set Jaccard >= 0.6) of a sentence kept before it.
 Up to 300 are kept per language, chosen so that the languages share content and no
@@ -150,6 +151,14 @@ def select(pool: list[Candidate], script: str, popularity: Counter) -> list[Cand
     return kept
 
 
+def detected_sample(pool: list[Candidate], size: int = 300) -> list[str]:
+    """Up to `size` candidates that engine.langid gives the pool's language: the texts its
+    main script is taken from (a language whose declaration also comes in a historical
+    script, such as Sanskrit in Grantha, could otherwise get that script)."""
+    sample = sorted(pool, key=_shuffled)[: 3 * size]
+    return [c.text for c in sample if detect_language(c.text) == c.lang][:size]
+
+
 def _shuffled(candidate: Candidate) -> str:
     """A fixed pseudo-random order (rebuilds give the same set)."""
     return hashlib.sha1(candidate.text.encode("utf-8")).hexdigest()
@@ -202,10 +211,13 @@ def main() -> int:
     pools = candidates(m for m in messages(args.cache) if args.allow_gpl or not is_gpl(m.source, args.cache))
     if args.languages:
         pools = {k: v for k, v in pools.items() if k in args.languages.split(",")}
-    scripts = main_scripts({lang: [c.text for c in pool] for lang, pool in pools.items()})
+    scripts = main_scripts({lang: detected_sample(pool) for lang, pool in pools.items()})
     popularity = Counter(e for pool in pools.values() for e in {c.english for c in pool if c.english})
     selected = {}
     for lang in sorted(pools):
+        if lang not in scripts:
+            print(f"{lang}\tnone of {len(pools[lang])} candidates detected as {lang}")
+            continue
         selected[lang] = select(pools[lang], scripts[lang], popularity)
         print(f"{lang}\t{scripts[lang]}\t{len(pools[lang])} candidates\t{len(selected[lang])} kept", flush=True)
     selected = {lang: kept for lang, kept in selected.items() if kept}
