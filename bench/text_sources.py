@@ -240,32 +240,31 @@ _PO_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "r": ""}
 
 
 def parse_po(text: str) -> list[tuple[str, str]]:
-    """(msgctxt EOT msgid, msgstr) of a .po file's translated singular entries (not fuzzy)."""
-    entries, current, field, fuzzy = [], {}, None, False
+    """(msgctxt EOT msgid, msgstr) of a .po file's translated singular entries, not fuzzy ones.
 
-    def flush():
-        if "msgid" in current and "msgstr" in current and not fuzzy and "msgid_plural" not in current:
-            key = current["msgid"] if "msgctxt" not in current else f"{current['msgctxt']}\x04{current['msgid']}"
-            entries.append((key, current["msgstr"]))
-
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            if line.startswith("#,") and "fuzzy" in line:
-                flush()
-                current, field, fuzzy = {}, None, True
+    Entries are the blocks between blank lines, as gettext's tools write them.
+    """
+    entries = []
+    for block in re.split(r"\n\s*\n", text):
+        fields: dict[str, str] = {}
+        field = None
+        fuzzy = False
+        for line in block.splitlines():
+            line = line.strip()
+            if line.startswith("#"):
+                fuzzy = fuzzy or (line.startswith("#,") and "fuzzy" in line)
+                continue
+            keyword = line.split(" ", 1)[0]
+            if keyword in ("msgctxt", "msgid", "msgid_plural", "msgstr") or keyword.startswith("msgstr["):
+                field = keyword
+                fields[field] = ""
+            if field is not None:
+                fields[field] += "".join(_unescape(s) for s in _PO_STRING.findall(line))
+        if fuzzy or "msgid_plural" in fields or not fields.get("msgid") or not fields.get("msgstr"):
             continue
-        keyword = line.split(" ", 1)[0]
-        if keyword in ("msgctxt", "msgid", "msgid_plural", "msgstr") or keyword.startswith("msgstr["):
-            if keyword in ("msgctxt", "msgid") and "msgstr" in current:
-                flush()
-                current, fuzzy = {}, False
-            field = keyword
-            current[field] = ""
-        if field is not None:
-            current[field] += "".join(_unescape(s) for s in _PO_STRING.findall(line))
-    flush()
-    return [(k, v) for k, v in entries if k and v]
+        key = fields["msgid"] if "msgctxt" not in fields else f"{fields['msgctxt']}\x04{fields['msgid']}"
+        entries.append((key, fields["msgstr"]))
+    return entries
 
 
 def _unescape(s: str) -> str:
