@@ -37,6 +37,7 @@ import argparse
 import gzip
 import html
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -238,6 +239,22 @@ def languages_by_need(out: Path) -> list[str]:
     return sorted(counts, key=lambda lang: (counts[lang], lang))
 
 
+def align_all(documents, budgets: dict[str, int], encoder: CachedEncoder, config: AlignConfig,
+              beads_by_language: dict[str, list], started: float) -> None:
+    """Align the declaration's versions, then manual pages, each kind within its budget."""
+    for kind in ("udhr", "man"):
+        spent_before = encoder.encoded
+        for lang, name, units in (documents if kind == "udhr" else man_documents()):
+            if encoder.encoded - spent_before >= budgets[kind]:
+                print(f"budget of {budgets[kind]} sentences reached; stopped before {name}", flush=True)
+                break
+            beads = align_units(units, lang, encoder, config)
+            beads_by_language[lang] += [(s, en, tr, name) for s, en, tr in beads]
+            elapsed = time.perf_counter() - started
+            print(f"{lang}\t{name}\t{len(beads)} beads\t{encoder.encoded} encoded\t"
+                  f"{encoder.encoded / max(elapsed, 1e-9):.1f}/s", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -254,6 +271,8 @@ def main() -> int:
     args = parser.parse_args()
     from engine.models import load_encoder
 
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # a kill writes what is done
+
     encoder = CachedEncoder(load_encoder(args.model, threads=args.threads))
     vectors = args.cache / f"vectors.{args.model}.npz"
     encoder.load(vectors)
@@ -262,17 +281,10 @@ def main() -> int:
     documents = list(udhr_documents(args.cache, languages_by_need(args.out)))
     started = time.perf_counter()
     budgets = {"udhr": args.budget, "man": 0 if args.no_man else args.man_budget}
-    for kind in ("udhr", "man"):
-        spent_before = encoder.encoded
-        for lang, name, units in (documents if kind == "udhr" else man_documents()):
-            if encoder.encoded - spent_before >= budgets[kind]:
-                print(f"budget of {budgets[kind]} sentences reached; stopped before {name}", flush=True)
-                break
-            beads = align_units(units, lang, encoder, config)
-            beads_by_language[lang] += [(s, en, tr, name) for s, en, tr in beads]
-            elapsed = time.perf_counter() - started
-            print(f"{lang}\t{name}\t{len(beads)} beads\t{encoder.encoded} encoded\t"
-                  f"{encoder.encoded / max(elapsed, 1e-9):.1f}/s", flush=True)
+    try:
+        align_all(documents, budgets, encoder, config, beads_by_language, started)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM below: keep what was aligned
+        print("interrupted: writing the pairs aligned so far", flush=True)
     encoder.save(vectors)
     kept = filtered(beads_by_language, args.min_score)
     args.out.mkdir(parents=True, exist_ok=True)

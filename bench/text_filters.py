@@ -23,6 +23,8 @@ _ACCELERATOR = re.compile(r"[_&~](?=\w)")
 _TEMPLATE = re.compile(
     r"%[-+#0-9.*]*[a-zA-Z]|%\(|\$[({\w]|\{|\}|<|>|\\|@|https?:|www\.|\w/\w|/\w+/|\|\||::"
     r"|\[[^\]]*\]|&\w+;|\w_\w|\bNULL\b|--\w"
+    # numbered and LibreOffice-style placeholders: %1, #1, $1, "the XX library"
+    r"|[%#$]\d|\bX{2,}\b|\bx{3,}\b"
 )
 # Sentence ends across scripts: . ! ? … and the full stops and question marks of CJK,
 # Devanagari (।), Arabic (؟ ۔), Armenian (։ ՞), Ethiopic (። ፧), Myanmar (။), Khmer (។),

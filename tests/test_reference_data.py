@@ -65,6 +65,8 @@ def test_sentence_checks():
     assert clean_message("Cannot open “%s”.") is None
     assert clean_message("See <b>this</b>.") is None
     assert clean_message("Copy /etc/hosts here.") is None
+    assert clean_message("Delete the reference to the XX library?") is None
+    assert clean_message("The prefix '%1' is not valid.") is None
     assert starts_sentence("«Bonjour», dit-il.") and not starts_sentence("lower case start.")
     assert starts_sentence("ფაილი ვერ მოიძებნა.")  # Georgian letters are lower case to Unicode
     assert ends_sentence("你好。", "zh") and ends_sentence("Τι κάνεις;", "el")
