@@ -24,8 +24,9 @@ engine.mining.alignment.align (1-1, 1-2, 2-1 beads, ratio margin), and a bead is
 - the length ratio lies within a factor 2.5 of the language's median;
 - neither side was kept before in that language.
 Encoding is the cost (multilingual-e5-small on a shared 2-core machine: 3.5 to 11 sentences
-a second): `--budget` and `--man-budget` cap the sentences encoded for each kind, and the
-vectors are kept in bench/out/sources/vectors.<model>.npz for reruns; the declaration goes first (it reaches
+a second): `--budget` and `--man-budget` cap the sentences encoded for each kind (past the budget
+only documents whose vectors are cached are aligned), and the vectors are kept in
+bench/out/sources/vectors.<model>.npz for reruns; the declaration goes first (it reaches
 the most languages; languages with the fewest catalogue pairs in the output folder
 first), then manual pages, languages with fewest translated pages first. English vectors
 are cached and encoded once.
@@ -72,6 +73,9 @@ class CachedEncoder:
 
     def __init__(self, encoder, batch: int = 64):
         self.encoder, self.batch, self.vectors, self.encoded = encoder, batch, {}, 0
+
+    def missing(self, texts) -> bool:
+        return any(t not in self.vectors for t in texts)
 
     def load(self, path: Path) -> None:
         if path.is_file():
@@ -122,7 +126,8 @@ def udhr_articles(page: Path) -> dict[str, list[str]]:
 
 def udhr_documents(cache: Path, first: list[str]):
     """(language, source name, [(English paragraphs, translated paragraphs)]) per language
-    version (at most VERSIONS_PER_LANGUAGE), the languages in `first` first.
+    version (at most VERSIONS_PER_LANGUAGE): languages not in `first` (no catalogue
+    pairs), then those in `first` in its order.
 
     The articles both versions have are joined in order into one document: aligning
     article by article would leave the margin (a sentence's cosine against its nearest
@@ -137,8 +142,8 @@ def udhr_documents(cache: Path, first: list[str]):
         lang = language_of_locale(match.group(1)) if match else None
         if lang is not None and len(versions[lang]) < VERSIONS_PER_LANGUAGE:
             versions[lang].append(page)
-    rank = {lang: i for i, lang in enumerate(first)}
-    for lang in sorted(versions, key=lambda lang: (rank.get(lang, len(rank)), lang)):
+    rank = {lang: i for i, lang in enumerate(first)}  # languages without catalogue pairs first of all
+    for lang in sorted(versions, key=lambda lang: (rank.get(lang, -1), lang)):
         for page in versions[lang]:
             articles = udhr_articles(page)
             shared = [n for n in english if n in articles]
@@ -188,16 +193,30 @@ def man_documents():
 # ---- alignment ----------------------------------------------------------------------
 
 
-def align_units(units, lang: str, encoder: CachedEncoder, config: AlignConfig):
-    """Beads (score, English, translation) of every unit pair, each unit aligned on its own;
-    a bead joining sentences of different sections (articles) is left out."""
+def prepared_units(units, lang: str) -> list[tuple[list, list]]:
+    """Each unit pair as (English, translated) lists of (section, sentence)."""
     prepared = []
     for english_lines, translated_lines in units:
         en, tr = sentences_of(english_lines, "en"), sentences_of(translated_lines, lang)
         if en and tr:
             prepared.append((en, tr))
+    return prepared
+
+
+def texts_to_encode(prepared) -> list[str]:
+    """Every sentence and every pair of neighbouring sentences the alignment reads."""
+    texts = []
+    for en, tr in prepared:
+        for side in ([t for _, t in en], [t for _, t in tr]):
+            texts += side + joined_neighbours(side)
+    return texts
+
+
+def align_units(prepared, encoder: CachedEncoder, config: AlignConfig):
+    """Beads (score, English, translation) of every unit pair, each unit aligned on its own;
+    a bead joining sentences of different sections (articles) is left out."""
     texts = lambda side: [text for _, text in side]  # noqa: E731
-    encoder.warm(t for en, tr in prepared for side in (texts(en), texts(tr)) for t in side + joined_neighbours(side))
+    encoder.warm(texts_to_encode(prepared))
     beads = []
     for en, tr in prepared:
         en_texts, tr_texts = texts(en), texts(tr)
@@ -245,10 +264,10 @@ def align_all(documents, budgets: dict[str, int], encoder: CachedEncoder, config
     for kind in ("udhr", "man"):
         spent_before = encoder.encoded
         for lang, name, units in (documents if kind == "udhr" else man_documents()):
-            if encoder.encoded - spent_before >= budgets[kind]:
-                print(f"budget of {budgets[kind]} sentences reached; stopped before {name}", flush=True)
-                break
-            beads = align_units(units, lang, encoder, config)
+            prepared = prepared_units(units, lang)
+            if encoder.encoded - spent_before >= budgets[kind] and encoder.missing(texts_to_encode(prepared)):
+                continue  # over budget: only documents whose vectors are cached from a run before
+            beads = align_units(prepared, encoder, config)
             beads_by_language[lang] += [(s, en, tr, name) for s, en, tr in beads]
             elapsed = time.perf_counter() - started
             print(f"{lang}\t{name}\t{len(beads)} beads\t{encoder.encoded} encoded\t"
