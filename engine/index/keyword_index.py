@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import StoreError
-from engine.index.keyword_tokens import index_terms, tokenize
+from engine.index.keyword_tokens import Token, index_terms, tokenize
 from engine.store import GenerationInfo, Store
 from engine.store.search_queries import passage_ids, passage_texts
 
@@ -82,10 +82,15 @@ class KeywordQuery:
 
     @classmethod
     def of(cls, words: Iterable[str]) -> KeywordQuery:
-        """The query's words as groups, function words ("in", "der", "les") left out
-        unless nothing else is left: in a small multilingual library they are rare
-        enough for a high idf, so they would lift any passage in the query's language."""
-        tokens = [token for word in words for token in tokenize(word)]
+        """The words as groups (a search has them already tokenised: `of_tokens`)."""
+        return cls.of_tokens([token for word in words for token in tokenize(word)])
+
+    @classmethod
+    def of_tokens(cls, tokens: Sequence[Token]) -> KeywordQuery:
+        """A query's tokens (engine.query.ParsedQuery.keyword_tokens) as groups, function
+        words ("in", "der", "les") left out unless nothing else is left: in a small
+        multilingual library they are rare enough for a high idf, so they would lift any
+        passage in the query's language."""
         content = [token for token in tokens if token.term not in STOPWORDS] or tokens
         groups = []
         for token in content:

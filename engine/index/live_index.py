@@ -34,7 +34,8 @@ from engine.index.keyword_index import KeywordIndex
 from engine.store import GenerationInfo, Store
 from engine.store.search_queries import vectors_of
 from engine.index.vector_file import read_trailer
-from engine.index.vectors import VectorIndex, VectorIndexConfig
+from engine.index.vectors import VectorIndex
+from engine.index.vector_config import VectorIndexConfig
 
 log = logging.getLogger(__name__)
 
