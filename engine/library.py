@@ -127,7 +127,9 @@ class Library:
         if encoder is None:
             encoder = _load_encoder(generation.model_name, paths, defer_encoder)
         keywords = KeywordIndex.open(store, generation, paths.indexes)
-        live = LiveIndex.open(store, generation, paths.indexes, keywords=keywords)
+        config = config or IndexerConfig()
+        live = LiveIndex.open(store, generation, paths.indexes, keywords=keywords,
+                              language_neutral=config.language_neutral)
         return cls(paths, store, live, encoder, db_url, config, lock=lock,
                    lock_timeout=lock_timeout, on_busy=on_busy)
 
@@ -164,8 +166,8 @@ class Library:
         active = self.store.generation("active")
         if active is not None and active.id != self.live.generation.id:
             log.info("another process activated index generation %d (%s)", active.id, active.model_name)
-            self.live = LiveIndex.open(self.store, active, self.paths.indexes,
-                                       keywords=self.live.keywords)
+            self.live = LiveIndex.open(self.store, active, self.paths.indexes, keywords=self.live.keywords,
+                                       language_neutral=self.config.language_neutral)
             if self.encoder.name != active.model_name:
                 self.encoder = _load_encoder(active.model_name, self.paths)
         else:
@@ -189,7 +191,7 @@ class Library:
         if lift_exclusions:
             for path in paths:
                 self.store.remove_exclusions(path_key(Path(path).expanduser().absolute()))
-        self.live.ensure_hubness(self.encoder)  # kept in step by the indexer from here on
+        self.live.ensure_corrections(self.encoder)  # kept in step by the indexer from here on
         yield from Indexer(self.store, self.live, self.encoder, self.config).run(list(paths))
 
     def reindex(self, root: Path | None = None) -> Iterator[IndexEvent]:
@@ -243,8 +245,8 @@ class Library:
             eta = max(total - done, 0) / rate
             yield IndexProgress(min(done, total), total, done, rate, eta, f"re-encoding with {name}", unit="passages")
         new_live = LiveIndex.open(self.store, self.store.generation_by_id(building.id), self.paths.indexes,
-                                  keywords=self.live.keywords)
-        new_live.ensure_hubness(encoder)
+                                  keywords=self.live.keywords, language_neutral=self.config.language_neutral)
+        new_live.ensure_corrections(encoder)
         self.store.activate_generation(building.id)
         old_live, self.live, self.encoder = self.live, new_live, encoder
         old_live.delete_file()
@@ -327,12 +329,12 @@ class Library:
 
             library.warm_up(library.encoder)   # the window's warm-up, after the model loaded
 
-        That is the hubness penalties of a library indexed before them (measured once per
-        generation, seconds at 100k passages) and the passage catalog search groups and
-        filters by (~250 ms to read at 100k passages).
+        That is the language means and hubness penalties of a library indexed before them
+        (measured once per generation; a rebuild of the vector index from the stored
+        vectors when it held another space, seconds at 100k passages) and the passage
+        catalog search groups and filters by (~250 ms to read at 100k passages).
         """
-        if len(self.live):
-            self.live.ensure_hubness(encoder)
+        self.live.ensure_corrections(encoder)
         passage_catalog(self.store)
 
     def search(self, query: str, k: int = 10, *, languages: Collection[str] | None = None,
@@ -369,11 +371,14 @@ class Library:
             if encoder.name != self.live.generation.model_name:
                 raise ModelMismatchError(self.live.generation.model_name, encoder.name)
             vector = encoder.encode([parsed.meaning_text], kind="query")[0]
-            if len(self.live):
-                self.live.ensure_hubness(encoder)  # once per generation; the model is loaded now
-        indexes = SearchIndexes(self.store, self.live, self.live.keywords)
-        # The hubness penalty is measured per query language (engine/index/hubness.py).
+        # The language's mean is taken out of the query (engine/index/language_means.py), and
+        # the hubness penalty is measured per query language (engine/index/hubness.py).
         language = detect_language(parsed.meaning_text) if vector is not None else None
+        if vector is not None:
+            # cheap once done: means and penalties are measured once per generation
+            self.live.ensure_corrections(encoder, query_language=language, query=True)
+            vector = self.live.query_vector(vector, language)
+        indexes = SearchIndexes(self.store, self.live, self.live.keywords)
         return run_search(indexes, parsed, vector, k, mode, config or SearchConfig(), language=language)
 
     def _catch_up(self) -> None:

@@ -91,7 +91,7 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
     if allowed is not None and len(allowed) == 0:
         return SearchResults((), 0, {})
     use_dense = mode != "keyword" and query_vector is not None
-    baseline = score_baseline(indexes.store, indexes.live, query_vector, language) if use_dense else None
+    baseline = score_baseline(indexes.live, query_vector, language) if use_dense else None
     dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
              else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config, language))
     dense_ids = dense[0]

@@ -47,7 +47,7 @@ def assert_database_matches_vector_file(home: Path) -> int:
     from sqlalchemy import select
 
     from engine.config import data_paths
-    from engine.index.live_index import LiveIndex
+    from engine.index.live_index import LiveIndex, vector_space
     from engine.index.vectors import VectorIndex
     from engine.library import Library
     from engine.store.schema import Passage
@@ -58,7 +58,8 @@ def assert_database_matches_vector_file(home: Path) -> int:
         with library.store.session() as s:
             db_ids = np.array(sorted(s.scalars(select(Passage.id))), dtype=np.int64)
         saved = VectorIndex.load(LiveIndex.file_for(data_paths(home).indexes, generation.id),
-                                 expected_generation=generation.version, dim=generation.dim)
+                                 expected_generation=generation.version, dim=generation.dim,
+                                 space=vector_space(library.live.means))
         assert saved is not None, "the saved vector file is not the database's current version"
         assert np.array_equal(np.sort(saved.ids()), db_ids)
         report = library.check()

@@ -1,4 +1,4 @@
-"""The shipped reference sentences (resources/reference_sentences.tsv) and the readers that build them."""
+"""The shipped reference sentences (engine/index/reference_sentences.tsv) and the readers that build them."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from text_sources import _control_fields, language_of_locale, parse_mo, parse_po
 from engine.langid import detect_language  # noqa: E402
 from engine.languages import LANGUAGE_CODES  # noqa: E402
 
-REFERENCE = REPO / "resources" / "reference_sentences.tsv"
+REFERENCE = REPO / "engine" / "index" / "reference_sentences.tsv"
 
 
 def reference_rows() -> tuple[dict[str, tuple[str, str]], list[list[str]]]:
