@@ -110,12 +110,19 @@ def open_home(devset: str, variant: str, model: str, space: str = "neutral") -> 
 
 
 def _code_digest() -> str:
-    """Changes whenever the code that turns files into passages changes."""
+    """Changes whenever what turns files into passages changes: extraction, segmentation,
+    the junk filter and the passage sizes (not the rest of the indexer)."""
+    import dataclasses
     import hashlib
 
     digest = hashlib.sha256()
-    for name in ("engine/segment.py", "engine/junk.py", "engine/indexer.py"):
+    sources = ["engine/segment.py", "engine/junk.py", "engine/spans.py",
+               *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "engine" / "extract").glob("*.py"))]
+    for name in sources:
         digest.update((REPO / name).read_bytes())
+    sizes = {f.name: getattr(IndexerConfig(), f.name) for f in dataclasses.fields(IndexerConfig)
+             if f.name.startswith("passage_")}
+    digest.update(repr(sorted(sizes.items())).encode())
     return digest.hexdigest()[:16]
 
 

@@ -35,6 +35,7 @@ from engine.events import (
     SearchResults,
     SkippedFile,
 )
+from engine.explain import explain as explain_scores
 from engine.indexer import Indexer, IndexerConfig
 from engine.index.keyword_index import KeywordIndex
 from engine.index.live_index import LiveIndex
@@ -43,7 +44,7 @@ from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
 from engine.query import ParsedQuery, parse_query, with_filters
 from engine.scan import key_path, path_key
-from engine.search import Mode, SearchIndexes, run_search
+from engine.search import Mode, SearchIndexes, is_sentence, run_search
 from engine.search_config import SearchConfig
 from engine.store import Store
 from engine.store.catalog import passage_catalog
@@ -354,32 +355,40 @@ class Library:
     def search_results(self, query: str | ParsedQuery, k: int = 10, *,
                        languages: Collection[str] | None = None, path_prefix: str | None = None,
                        file_types: Collection[str] | None = None, encoder: Encoder | None = None,
-                       mode: Mode = "fused", config: SearchConfig | None = None) -> SearchResults:
+                       mode: Mode = "fused", config: SearchConfig | None = None,
+                       explain: bool = False) -> SearchResults:
         """Like `search`, with how many documents match in all and per language.
 
         `query` is the search box text, or that text parsed (engine.query.parse_query) by a
         caller that searches it more than once; the results carry the parsed query.
+        `explain`: each shown passage carries the parts of its score (engine.explain).
         """
         parsed = parse_query(query) if isinstance(query, str) else query
         parsed = with_filters(parsed, languages, path_prefix, file_types)
         if parsed.is_empty:
             return SearchResults((), 0, {}, query=parsed)
         self._catch_up()  # documents another process indexed meanwhile
-        vector = None
+        encoded = None
         if mode != "keyword":
             encoder = encoder or self.encoder
             if encoder.name != self.live.generation.model_name:
                 raise ModelMismatchError(self.live.generation.model_name, encoder.name)
-            vector = encoder.encode([parsed.meaning_text], kind="query")[0]
+            encoded = encoder.encode([parsed.meaning_text], kind="query")[0]
         # The language's mean is taken out of the query (engine/index/language_means.py), and
         # the hubness penalty is measured per query language (engine/index/hubness.py).
-        language = detect_language(parsed.meaning_text) if vector is not None else None
-        if vector is not None:
+        language = detect_language(parsed.meaning_text) if encoded is not None else None
+        vector = None
+        if encoded is not None:
             # cheap once done: means and penalties are measured once per generation
             self.live.ensure_corrections(encoder, query_language=language, query=True)
-            vector = self.live.query_vector(vector, language)
+            vector = self.live.query_vector(encoded, language)
         indexes = SearchIndexes(self.store, self.live, self.live.keywords)
-        return run_search(indexes, parsed, vector, k, mode, config or SearchConfig(), language=language)
+        config = config or SearchConfig()
+        results = run_search(indexes, parsed, vector, k, mode, config, language=language)
+        if explain:
+            results = explain_scores(results, self.store, self.live, encoded, language, config,
+                                     is_sentence(parsed, language))
+        return results
 
     def _catch_up(self) -> None:
         """Sees documents another process indexed, once it has finished writing.

@@ -260,8 +260,9 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
             weak = bool(strength[positions[0]] < config.weak_below)
             hits.append(_document_hit(path, passages, rows[passages[0].passage_id], weak))
     complete = len(c.ids) < config.max_counted
+    best_z = float(baseline.z(np.nan_to_num(c.cosine, nan=-np.inf)).max(initial=-np.inf)) if baseline else None
     return SearchResults(tuple(hits), len(strong), dict(languages), complete=complete,
-                         weak_total=len(by_document) - len(strong))
+                         weak_total=len(by_document) - len(strong), best_z=best_z)
 
 
 def _strength(scores: np.ndarray, cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None,

@@ -3,12 +3,17 @@ a question finds the answer in another language before an off-topic text in its 
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import WordEncoder, assert_database_matches_vector_file, postgres_database
+from helpers import (
+    LANGUAGE_BIASED_DIM as DIM,
+    LanguageBiasedEncoder,
+    WordEncoder,
+    assert_database_matches_vector_file,
+    postgres_database,
+)
 
 from engine.config import data_paths, save_settings
 from engine.errors import InputError
@@ -28,53 +33,7 @@ from engine.langid import detect_language
 from engine.library import Library
 from engine.query import DETECTABLE_LANGUAGES
 
-DIM = 64
 PLAIN = IndexerConfig(language_neutral=False)
-# A word -> concept table: the encoder below knows what the words mean in every language.
-CONCEPTS = {
-    "sourdough": "sauerteig sauerteigs levain sourdough lievito",
-    "feed": "füttern füttert nourrir nourrit feed nutrire",
-    "flour": "mehl farine flour farina",
-    "bicycle": "fahrrad vélo bicycle bicicletta",
-    "chain": "kette chaîne chain catena",
-    "oil": "öl huile oil olio",
-    "bank": "bank banque banca bancă",
-    "account": "konto compte account conto cont",
-}
-WORD_CONCEPT = {word: concept for concept, words in CONCEPTS.items() for word in words.split()}
-
-
-def _direction(key: str) -> np.ndarray:
-    rng = np.random.default_rng(zlib.crc32(key.encode()))
-    vector = rng.normal(size=DIM).astype(np.float32)
-    return vector / np.linalg.norm(vector)
-
-
-class LanguageBiasedEncoder:
-    """Vectors = the concepts a text names + a strong offset for its language: the shape
-    of a multilingual encoder's space, where a shared language pulls texts together."""
-
-    name = "test-language-biased"
-    dim = DIM
-    language_weight = 2.5
-
-    def __init__(self):
-        self.texts_encoded = 0
-
-    def encode(self, texts, kind: str = "passage") -> np.ndarray:
-        self.texts_encoded += len(texts)
-        out = np.zeros((len(texts), DIM), np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().replace("?", " ").replace(".", " ").split():
-                if word in WORD_CONCEPT:
-                    out[row] += _direction(WORD_CONCEPT[word])
-            language = detect_language(text)
-            if language:
-                out[row] += self.language_weight * _direction("language " + language)
-            out[row] += 0.05 * _direction(text)  # no two texts alike
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
 DOCS = {
     "sauerteig.de.txt": "Den Sauerteig füttern: Einmal am Tag nimmt man einen Teil ab und gibt frisches Mehl "
                         "und Wasser dazu. So bleibt der Sauerteig aktiv und gesund.",
