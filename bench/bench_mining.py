@@ -10,6 +10,9 @@ sentences keep their translation on the other side (gold pairs), 30% appear only
 added as further sentences without translation. Both sides are shuffled and mined (mode
 max, k=4); the threshold that maximises F1 on dev is applied to test. A "global" threshold
 per margin (best mean dev F1 over all languages) is what the app ships as its default.
+
+`--spaces plain neutral` mines once with the vectors as encoded and once with each side's
+language mean taken out (engine/index/language_means.py, the correction search uses).
 """
 
 from __future__ import annotations
@@ -126,9 +129,12 @@ def best_threshold(scored, gold) -> float:
 
 
 def run_f1(args) -> None:
+    from engine.index.language_means import LanguageMeans
     from engine.models import load_encoder
 
     encoder = load_encoder(args.model)
+    means = LanguageMeans(encoder.dim)
+    means.ensure(encoder, [*args.langs, "en"], "query")  # both sides are encoded as queries
     print(f"model: {encoder.name}, k={args.k}, mode=max")
     rows = {}
     for lang in args.langs:
@@ -136,22 +142,34 @@ def run_f1(args) -> None:
         for name, split in splits.items():
             src = encode_cached(encoder, split.src, args.cache)
             tgt = encode_cached(encoder, split.tgt, args.cache)
-            for margin in MARGINS:
-                pairs = mine_vectors(src, tgt, k=args.k, margin=margin, mode="max", threshold=None)
-                rows[lang, name, margin] = ([(p.score, (p.src_index, p.tgt_index)) for p in pairs], split.gold)
+            for space in args.spaces:
+                a, b = src, tgt
+                if space == "neutral":
+                    a, b = means.neutral(src, [lang] * len(src), "query"), means.neutral(tgt, ["en"] * len(tgt), "query")
+                for margin in MARGINS:
+                    pairs = mine_vectors(a, b, k=args.k, margin=margin, mode="max", threshold=None)
+                    rows[lang, name, margin, space] = ([(p.score, (p.src_index, p.tgt_index)) for p in pairs],
+                                                       split.gold)
         sizes = {n: (len(s.src), len(s.tgt), len(s.gold)) for n, s in splits.items()}
         log.info("%s: sizes (src, tgt, gold) %s", lang, sizes)
+    for space in args.spaces:
+        print(f"\n## vectors: {space}")
+        print_f1({key[:3]: value for key, value in rows.items() if key[3] == space}, args.langs)
+
+
+def print_f1(rows: dict, langs: list[str]) -> None:
+    """The F1 tables of one vector space: rows[(lang, split, margin)] = (scored pairs, gold)."""
     for margin in MARGINS:
         print(f"\n### margin = {margin}\n")
         # The shipped default: one threshold for all languages, best mean dev F1.
-        grid = sorted({s for lang in args.langs for s, _ in rows[lang, "dev", margin][0]})
+        grid = sorted({s for lang in langs for s, _ in rows[lang, "dev", margin][0]})
         grid = grid[:: max(1, len(grid) // 2000)]
-        mean_dev = lambda t: np.mean([prf(*rows[lang, "dev", margin], t)[2] for lang in args.langs])  # noqa: E731
+        mean_dev = lambda t: np.mean([prf(*rows[lang, "dev", margin], t)[2] for lang in langs])  # noqa: E731
         global_t = max(grid, key=mean_dev) - 1e-9
         print(f"global threshold (best mean dev F1): {global_t:.4f}\n")
         print("| pair | dev-tuned threshold | P | R | F1 | F1 at global threshold | LASER BUCC F1 |")
         print("|---|---|---|---|---|---|---|")
-        for lang in args.langs:
+        for lang in langs:
             t = best_threshold(*rows[lang, "dev", margin])
             p, r, f = prf(*rows[lang, "test", margin], t)
             fg = prf(*rows[lang, "test", margin], global_t)[2]
@@ -224,6 +242,7 @@ def main() -> None:
     f1.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "bench_mining_cache")
     f1.add_argument("--k", type=int, default=4)
     f1.add_argument("--seed", type=int, default=0)
+    f1.add_argument("--spaces", nargs="+", default=["plain", "neutral"], choices=["plain", "neutral"])
     speed = sub.add_parser("speed")
     speed.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000])
     speed.add_argument("--dim", type=int, default=384)

@@ -1,5 +1,6 @@
 """Search quality on the dev sets: top-1 and MRR@10 per search mode (dense, keyword,
-fused), with and without the hubness correction, and with and without the junk filter.
+fused), in the language-neutral and the plain vector space, with and without the hubness
+correction, and with and without the junk filter.
 
     python bench/devsets.py && python bench/bench_search.py            # every set
     python bench/bench_search.py --devsets xling --per-query           # each query's rank, top 3
@@ -12,16 +13,19 @@ home under bench/out/homes/ through the real Library (extract -> segment -> enco
 once with the junk filter (IndexerConfig.drop_junk) and once without; a home is reused
 while its dev set's digest, variant, model and segmentation code are unchanged, so
 reruns only search.
-Readings:
+Each reading is made in each of --spaces: "neutral" (the default: each language's mean
+taken out of passage and query vectors, engine/index/language_means.py) and "plain"
+(the vectors as encoded); the home's FAISS file is rebuilt from the stored vectors when
+it holds the other space. Readings:
 
   offline   exact: every passage vector of the home scored against every query in
-            numpy, documents ranked by their best passage, for plain cosine and for
+            numpy, documents ranked by their best passage, for the cosine and for
             cos - beta * (r_p(L) - r_0(L)) at each (k, beta) asked for, L the query's
             language (engine/index/hubness.py);
   library   end to end through Library.search_results (FAISS, keyword index, fusion,
             relevance floor, grouping) per --modes with the library's own hubness
-            config, and dense and fused once more with the correction off; a query whose
-            document is not among the 10 shown (or was cut by the floor) counts as missed.
+            config, and once more with the penalties off; a query whose document is not
+            among the 10 shown (or was cut by the floor) counts as missed.
   no answer for the sets with questions nothing in them answers (no_answer.json): the
             share of those for which the library shows no strong match (every match
             weaker, SearchResults.total == 0), and the share of the answerable questions
@@ -61,6 +65,7 @@ DEVSET_DIR = OUT / "devsets"
 HOMES = OUT / "homes"
 DEFAULT_MODEL = "multilingual-e5-small"
 VARIANTS = {"plain": False, "filtered": True}  # variant -> IndexerConfig.drop_junk
+SPACES = {"neutral": True, "plain": False}  # space -> IndexerConfig.language_neutral
 SWEEP_K = (3, 5, 10, 20, 40)
 SWEEP_BETA = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 
@@ -75,8 +80,10 @@ def models_folder() -> Path:
     return folder
 
 
-def open_home(devset: str, variant: str, model: str) -> tuple[Library, dict]:
-    """The indexed library of one dev set and variant, built when missing or stale."""
+def open_home(devset: str, variant: str, model: str, space: str = "neutral") -> tuple[Library, dict]:
+    """The indexed library of one dev set and variant, built when missing or stale; `space`
+    "plain" opens it with FAISS holding the vectors as encoded (rebuilt from the stored
+    vectors when the file holds the other space), "neutral" language-neutral ones."""
     folder = DEVSET_DIR / devset
     if not (folder / "manifest.json").is_file():
         from devsets import build
@@ -85,7 +92,7 @@ def open_home(devset: str, variant: str, model: str) -> tuple[Library, dict]:
     manifest = json.loads((folder / "manifest.json").read_text())
     home = HOMES / f"{devset}-{variant}"
     stamp = {"digest": manifest["digest"], "variant": variant, "model": model, "segmentation": _code_digest()}
-    config = IndexerConfig(drop_junk=VARIANTS[variant])
+    config = IndexerConfig(drop_junk=VARIANTS[variant], language_neutral=SPACES[space])
     stamp_file = home / "bench-stamp.json"
     if stamp_file.is_file() and json.loads(stamp_file.read_text()) == stamp:
         return Library.open(_paths(home, model), config=config), {"index_s": None}
@@ -103,12 +110,19 @@ def open_home(devset: str, variant: str, model: str) -> tuple[Library, dict]:
 
 
 def _code_digest() -> str:
-    """Changes whenever the code that turns files into passages changes."""
+    """Changes whenever what turns files into passages changes: extraction, segmentation,
+    the junk filter and the passage sizes (not the rest of the indexer)."""
+    import dataclasses
     import hashlib
 
     digest = hashlib.sha256()
-    for name in ("engine/segment.py", "engine/junk.py", "engine/indexer.py"):
+    sources = ["engine/segment.py", "engine/junk.py", "engine/spans.py",
+               *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "engine" / "extract").glob("*.py"))]
+    for name in sources:
         digest.update((REPO / name).read_bytes())
+    sizes = {f.name: getattr(IndexerConfig(), f.name) for f in dataclasses.fields(IndexerConfig)
+             if f.name.startswith("passage_")}
+    digest.update(repr(sorted(sizes.items())).encode())
     return digest.hexdigest()[:16]
 
 
@@ -127,14 +141,23 @@ def load_queries(devset: str) -> list[dict]:
 
 
 def stored_passages(library: Library) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """(passage ids [n], vectors [n, d], document path per passage) of the active generation."""
+    """(passage ids [n], vectors [n, d] in the space FAISS holds, document path per passage)
+    of the active generation."""
     generation = library.live.generation
     parts = list(library.store.iter_vectors(generation.id, generation.dim))
     ids = np.concatenate([p[0] for p in parts])
-    vectors = np.concatenate([p[1] for p in parts])
     rows = library.store.passages(ids.tolist())
+    vectors = library.live.passage_vectors(np.concatenate([p[1] for p in parts]),
+                                           [rows[int(i)].language for i in ids])
     paths = [_relative(rows[int(i)].path) for i in ids]
     return ids, vectors, paths
+
+
+def in_index_space(library: Library, vectors: np.ndarray, languages: list[str | None]) -> np.ndarray:
+    """Encoded queries [q, d] in the space FAISS holds (language means taken out when on)."""
+    for language in set(languages):
+        library.live.ensure_corrections(library.encoder, query_language=language, query=True)
+    return np.stack([library.live.query_vector(v, lang) for v, lang in zip(vectors, languages)])
 
 
 def _relative(path: str) -> str:
@@ -290,8 +313,9 @@ def best_z(library: Library, query: str, mode: str = "fused") -> tuple[float, st
     results = library.search_results(query, k=10, mode=mode)
     if not results.hits:
         return float("nan"), "", 0, 0
-    parsed_vector = library.encoder.encode([query], kind="query")[0]
-    baseline = score_baseline(library.store, library.live, parsed_vector, detect_language(query))
+    language = detect_language(query)
+    vector = library.live.query_vector(library.encoder.encode([query], kind="query")[0], language)
+    baseline = score_baseline(library.live, vector, language)
     best = results.hits[0].best
     z = float(baseline.z([best.cosine])[0]) if best.cosine is not None else float("nan")
     return z, best.matched_by, results.total, results.weak_total
@@ -330,54 +354,64 @@ def run_devset(devset: str, args) -> dict:
     expected = [acceptable(q) for q in queries]
     languages = [detect_language(q["query"]) for q in queries]
     hub = HubnessConfig(k=args.k, beta=args.beta)
+    outcomes: dict[str, list[dict]] = {}
     for variant in args.variants:
-        library, info = open_home(devset, variant, args.model)
-        try:
-            library.live.ensure_hubness(library.encoder)
-            ids, vectors, paths = stored_passages(library)
-            q = query_vectors(library, devset, queries)
-            reference = (library.live.hubness.reference, library.live.hubness.reference_languages)
-            result[variant] = {"passages": int(len(ids)), "documents": len(set(paths)), **info}
+        for space in args.spaces:
+            library, info = open_home(devset, variant, args.model, space)
+            try:
+                library.live.ensure_corrections(library.encoder)
+                ids, vectors, paths = stored_passages(library)
+                q = in_index_space(library, query_vectors(library, devset, queries), languages)
+                reference = (library.live.hubness.reference, library.live.hubness.reference_languages)
+                result[variant] = {"passages": int(len(ids)), "documents": len(set(paths)), **info}
 
-            def score(k: int, beta: float) -> dict:
-                return offline(q, languages, vectors, paths, expected, reference, k, beta)
+                def score(k: int, beta: float) -> dict:
+                    return offline(q, languages, vectors, paths, expected, reference, k, beta)
 
-            result["readings"][f"{variant}, cosine"] = score(hub.k, 0.0)
-            result["readings"][f"{variant}, hubness k={hub.k} beta={hub.beta}"] = score(hub.k, hub.beta)
-            if args.sweep and variant == "filtered":
-                for k in SWEEP_K:
-                    for beta in SWEEP_BETA:
-                        result["sweep"][f"k={k} beta={beta}"] = score(k, beta)
-            if variant == "filtered":
-                live_config = library.live.hubness.config
-                hub = f"hubness k={live_config.k} beta={live_config.beta}"
-                outcomes = {}
-                for mode in args.modes:
-                    outcomes[f"{mode} ({hub})" if mode != "keyword" else mode] = (
-                        library_outcomes(library, queries, mode))
-                with hubness_off(library):
-                    for mode in [m for m in args.modes if m != "keyword"]:
-                        outcomes[f"{mode} (plain cosine)"] = library_outcomes(library, queries, mode)
-                for name, found in outcomes.items():
-                    result["library"][name] = summarise([o["rank"] for o in found])
-                if unanswerable:
-                    result["no_answer"]["default"] = no_answer_reading(library, queries, unanswerable)
-                if args.floor:
-                    result["floor"] = floor_reading(library, queries)
-                for weight in args.weights:
-                    config = SearchConfig(keyword_weight=weight)
-                    result["weights"][str(weight)] = through_library(library, queries, "fused", config)
-                for options in args.configs:
-                    config = SearchConfig(**json.loads(options))
-                    outcomes[f"fused {options}"] = found = library_outcomes(library, queries, "fused", config)
-                    result["weights"][options] = summarise([o["rank"] for o in found])
-                    if unanswerable:
-                        result["no_answer"][options] = no_answer_reading(library, queries, unanswerable, config)
-                if args.per_query:
-                    result["per_query"] = per_query_rows(queries, languages, outcomes, f"fused ({hub})")
-        finally:
-            library.close()
+                result["readings"][f"{variant}, {space}, cosine"] = score(hub.k, 0.0)
+                result["readings"][f"{variant}, {space}, hubness k={hub.k} beta={hub.beta}"] = score(hub.k, hub.beta)
+                if args.sweep and variant == "filtered":
+                    for k in SWEEP_K:
+                        for beta in SWEEP_BETA:
+                            result["sweep"][f"{space}, k={k} beta={beta}"] = score(k, beta)
+                if variant == "filtered":
+                    library_readings(library, queries, unanswerable, space, args, result, outcomes)
+            finally:
+                library.close()
+    if args.per_query:
+        shown = f"fused, {args.spaces[0]}, hubness"
+        result["per_query"] = per_query_rows(queries, languages, outcomes, shown)
+    for name, found in outcomes.items():
+        result["library"][name] = summarise([o["rank"] for o in found])
     return result
+
+
+def library_readings(library: Library, queries: list[dict], unanswerable: list[str], space: str, args,
+                     result: dict, outcomes: dict[str, list[dict]]) -> None:
+    """End to end through Library.search_results in one space, with the hubness penalties and
+    without; the floor, weights and configs only in the first space asked for (the default)."""
+    for mode in args.modes:
+        if mode == "keyword":
+            outcomes.setdefault("keyword", library_outcomes(library, queries, mode))
+            continue
+        outcomes[f"{mode}, {space}, hubness"] = library_outcomes(library, queries, mode)
+        with hubness_off(library):
+            outcomes[f"{mode}, {space}, no hubness"] = library_outcomes(library, queries, mode)
+    if space != args.spaces[0]:
+        return
+    if unanswerable:
+        result["no_answer"]["default"] = no_answer_reading(library, queries, unanswerable)
+    if args.floor:
+        result["floor"] = floor_reading(library, queries)
+    for weight in args.weights:
+        config = SearchConfig(keyword_weight=weight)
+        result["weights"][str(weight)] = through_library(library, queries, "fused", config)
+    for options in args.configs:
+        config = SearchConfig(**json.loads(options))
+        outcomes[f"fused {options}"] = found = library_outcomes(library, queries, "fused", config)
+        result["weights"][options] = summarise([o["rank"] for o in found])
+        if unanswerable:
+            result["no_answer"][options] = no_answer_reading(library, queries, unanswerable, config)
 
 
 def per_query_rows(queries: list[dict], languages: list[str | None], outcomes: dict[str, list[dict]],
@@ -447,6 +481,8 @@ def main(argv=None) -> int:
     parser.add_argument("--modes", nargs="+", default=["dense", "keyword", "fused"])
     parser.add_argument("--variants", nargs="+", default=["filtered"], choices=list(VARIANTS),
                         help="filtered: the junk filter on (the default); plain: off")
+    parser.add_argument("--spaces", nargs="+", default=list(SPACES), choices=list(SPACES),
+                        help="neutral: language means taken out (the default); plain: the vectors as encoded")
     parser.add_argument("--configs", nargs="*", default=[],
                         help='also run fused with these SearchConfig fields, e.g. \'{"keyword_knee": 0.2}\'')
     parser.add_argument("--floor", action="store_true",

@@ -61,6 +61,32 @@ IndexEvent = IndexProgress | IndexFinished
 
 
 @dataclass(frozen=True)
+class ScoreParts:
+    """The parts of a passage's score (engine.explain): why it stands where it does."""
+
+    plain_cosine: float | None  # the encoder's own vectors; None when the query was not encoded
+    cosine: float | None  # in the space the search ranks by (the same as plain when the correction is off)
+    hubness: float  # subtracted from `cosine` (0: no penalty; below 0 for a passage far from every query)
+    z: float | None  # (cosine - hubness) in standard deviations above this query's mean
+    meaning: float  # the fused score's meaning part: z / best z (0 without a dense score)
+    keyword_share: float  # BM25 / the query's best possible BM25, 0..1
+    keywords: float  # what the keywords add to the fused score (weight x discounted share)
+    score: float  # the ranking score
+
+    def text(self) -> str:
+        """One line, e.g. "cosine 0.440 (plain 0.810), hubness -0.010, z 3.20 -> meaning 1.00;
+        keywords 0.00 -> +0.00; score 1.000" (the hubness part as it changes the cosine)."""
+        parts = []
+        if self.cosine is not None:
+            plain = f" (plain {self.plain_cosine:.3f})" if self.plain_cosine is not None else ""
+            z = "-" if self.z is None else f"{self.z:.2f}"
+            parts.append(f"cosine {self.cosine:.3f}{plain}, hubness {-self.hubness:+.3f}, "
+                         f"z {z} -> meaning {self.meaning:.2f}")
+        parts.append(f"keywords {self.keyword_share:.2f} -> +{self.keywords:.2f}")
+        return "; ".join(parts) + f"; score {self.score:.3f}"
+
+
+@dataclass(frozen=True)
 class PassageHit:
     passage_id: int
     score: float  # ranking score: cosine in mode "dense", BM25 share in "keyword", their fusion in "fused"
@@ -73,6 +99,7 @@ class PassageHit:
     matched_by: str = "meaning"  # "keywords", "meaning" or "both" (engine.search.MATCH_KINDS)
     cosine: float | None = None  # cosine similarity to the query, when the query was encoded
     keyword_score: float = 0.0  # BM25 over the query's best possible BM25, 0..1; 0 for no match
+    explanation: ScoreParts | None = None  # the score's parts, when the search was asked to explain
 
 
 @dataclass(frozen=True)
@@ -107,3 +134,4 @@ class SearchResults:
     complete: bool = True  # False when so many passages matched that counting stopped: "at least"
     weak_total: int = 0  # weaker matches besides `total` (DocumentHit.weak), shown after the others
     query: ParsedQuery | None = None  # what was searched for: its words to mark (`query.highlight`)
+    best_z: float | None = None  # the best candidate's z: the fused score's meaning part is z / best_z

@@ -58,6 +58,10 @@ class IndexerConfig:
     drop_junk: bool = True
     # The FAISS file is rewritten at most this often during a run, and always at the end.
     save_every_s: float = 30.0
+    # Dense scores compare language-neutral vectors (engine/index/language_means.py): each
+    # language's mean taken out, so a query finds the answer in another language rather
+    # than any text in its own. False only to measure the plain cosine space.
+    language_neutral: bool = True
     # Unpacked size, pages and seconds one document may cost (zip bombs, page bombs).
     limits: ExtractLimits = field(default_factory=ExtractLimits)
 
@@ -295,8 +299,10 @@ class Indexer:
             with _Timer(run, "store"):
                 removed, new_ids, writes, unstored = self._store_batch(run, root_id, writes)
             stored = np.concatenate([w.vectors for w in writes]) if writes else None
+            languages = [p.language for w in writes for p in w.passages]
             with _Timer(run, "vectors"):
-                self.live.apply(removed, [i for ids in new_ids for i in ids], stored)
+                self.live.ensure_corrections(self.encoder, passage_languages=languages)
+                self.live.apply(removed, [i for ids in new_ids for i in ids], stored, languages)
             run.indexed += sum(1 for w in writes if w.passages)  # an archive's own record holds none
             run.passages += sum(len(w.passages) for w in writes)
             failures = failures + unstored

@@ -21,7 +21,7 @@ from engine.config import DataPaths
 from engine.errors import LibraryDamagedError, StoreError
 from engine.index.live_index import LiveIndex
 from engine.index.vector_file import read_trailer
-from engine.index.vectors import VectorIndex
+from engine.index.vectors import PLAIN_SPACE, VectorIndex
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock
 from engine.store import GenerationInfo, Store
 from engine.store.health import (
@@ -138,7 +138,9 @@ def _check_file(generation: GenerationInfo, stored: np.ndarray, indexes: Path, l
         report.notes.append(f"{label}: {path.name} holds version {trailer.get('generation')}, "
                             f"the database {generation.version}; it is rebuilt on open")
         return
-    index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim)
+    # the ids are what is checked, whatever form the vectors are in (engine.index.live_index)
+    index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim,
+                             space=trailer.get("space", PLAIN_SPACE))
     if index is None:
         report.notes.append(f"{label}: {path} is damaged; it is rebuilt from stored vectors on open")
         return

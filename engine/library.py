@@ -38,6 +38,7 @@ from engine.events import (
     SearchResults,
     SkippedFile,
 )
+from engine.explain import explain as explain_scores
 from engine.indexer import Indexer, IndexerConfig
 from engine.index.keyword_index import KeywordIndex
 from engine.index.live_index import LiveIndex
@@ -46,7 +47,7 @@ from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
 from engine.query import ParsedQuery, parse_query, with_filters
 from engine.scan import key_path, path_key
-from engine.search import Mode, SearchIndexes, run_search
+from engine.search import Mode, SearchIndexes, is_sentence, run_search
 from engine.search_config import SearchConfig
 from engine.store import Store
 from engine.store.catalog import passage_catalog
@@ -131,7 +132,9 @@ class Library:
         if encoder is None:
             encoder = _load_encoder(generation.model_name, paths, defer_encoder)
         keywords = KeywordIndex.open(store, generation, paths.indexes)
-        live = LiveIndex.open(store, generation, paths.indexes, keywords=keywords)
+        config = config or IndexerConfig()
+        live = LiveIndex.open(store, generation, paths.indexes, keywords=keywords,
+                              language_neutral=config.language_neutral)
         return cls(paths, store, live, encoder, db_url, config, lock=lock,
                    lock_timeout=lock_timeout, on_busy=on_busy)
 
@@ -168,8 +171,8 @@ class Library:
         active = self.store.generation("active")
         if active is not None and active.id != self.live.generation.id:
             log.info("another process activated index generation %d (%s)", active.id, active.model_name)
-            self.live = LiveIndex.open(self.store, active, self.paths.indexes,
-                                       keywords=self.live.keywords)
+            self.live = LiveIndex.open(self.store, active, self.paths.indexes, keywords=self.live.keywords,
+                                       language_neutral=self.config.language_neutral)
             if self.encoder.name != active.model_name:
                 self.encoder = _load_encoder(active.model_name, self.paths)
         else:
@@ -193,7 +196,7 @@ class Library:
         if lift_exclusions:
             for path in paths:
                 self.store.remove_exclusions(path_key(Path(path).expanduser().absolute()))
-        self.live.ensure_hubness(self.encoder)  # kept in step by the indexer from here on
+        self.live.ensure_corrections(self.encoder)  # kept in step by the indexer from here on
         yield from Indexer(self.store, self.live, self.encoder, self.config).run(list(paths))
 
     def reindex(self, root: Path | None = None) -> Iterator[IndexEvent]:
@@ -247,8 +250,8 @@ class Library:
             eta = max(total - done, 0) / rate
             yield IndexProgress(min(done, total), total, done, rate, eta, f"re-encoding with {name}", unit="passages")
         new_live = LiveIndex.open(self.store, self.store.generation_by_id(building.id), self.paths.indexes,
-                                  keywords=self.live.keywords)
-        new_live.ensure_hubness(encoder)
+                                  keywords=self.live.keywords, language_neutral=self.config.language_neutral)
+        new_live.ensure_corrections(encoder)
         self.store.activate_generation(building.id)
         old_live, self.live, self.encoder = self.live, new_live, encoder
         old_live.delete_file()
@@ -332,12 +335,12 @@ class Library:
 
             library.warm_up(library.encoder)   # the window's warm-up, after the model loaded
 
-        That is the hubness penalties of a library indexed before them (measured once per
-        generation, seconds at 100k passages) and the passage catalog search groups and
-        filters by (~250 ms to read at 100k passages).
+        That is the language means and hubness penalties of a library indexed before them
+        (measured once per generation; a rebuild of the vector index from the stored
+        vectors when it held another space, seconds at 100k passages) and the passage
+        catalog search groups and filters by (~250 ms to read at 100k passages).
         """
-        if len(self.live):
-            self.live.ensure_hubness(encoder)
+        self.live.ensure_corrections(encoder)
         passage_catalog(self.store)
 
     def search(self, query: str, k: int = 10, *, languages: Collection[str] | None = None,
@@ -357,29 +360,40 @@ class Library:
     def search_results(self, query: str | ParsedQuery, k: int = 10, *,
                        languages: Collection[str] | None = None, path_prefix: str | None = None,
                        file_types: Collection[str] | None = None, encoder: Encoder | None = None,
-                       mode: Mode = "fused", config: SearchConfig | None = None) -> SearchResults:
+                       mode: Mode = "fused", config: SearchConfig | None = None,
+                       explain: bool = False) -> SearchResults:
         """Like `search`, with how many documents match in all and per language.
 
         `query` is the search box text, or that text parsed (engine.query.parse_query) by a
         caller that searches it more than once; the results carry the parsed query.
+        `explain`: each shown passage carries the parts of its score (engine.explain).
         """
         parsed = parse_query(query) if isinstance(query, str) else query
         parsed = with_filters(parsed, languages, path_prefix, file_types)
         if parsed.is_empty:
             return SearchResults((), 0, {}, query=parsed)
         self._catch_up()  # documents another process indexed meanwhile
-        vector = None
+        encoded = None
         if mode != "keyword":
             encoder = encoder or self.encoder
             if encoder.name != self.live.generation.model_name:
                 raise ModelMismatchError(self.live.generation.model_name, encoder.name)
-            vector = encoder.encode([parsed.meaning_text], kind="query")[0]
-            if len(self.live):
-                self.live.ensure_hubness(encoder)  # once per generation; the model is loaded now
+            encoded = encoder.encode([parsed.meaning_text], kind="query")[0]
+        # The language's mean is taken out of the query (engine/index/language_means.py), and
+        # the hubness penalty is measured per query language (engine/index/hubness.py).
+        language = detect_language(parsed.meaning_text) if encoded is not None else None
+        vector = None
+        if encoded is not None:
+            # cheap once done: means and penalties are measured once per generation
+            self.live.ensure_corrections(encoder, query_language=language, query=True)
+            vector = self.live.query_vector(encoded, language)
         indexes = SearchIndexes(self.store, self.live, self.live.keywords)
-        # The hubness penalty is measured per query language (engine/index/hubness.py).
-        language = detect_language(parsed.meaning_text) if vector is not None else None
-        return run_search(indexes, parsed, vector, k, mode, config or SearchConfig(), language=language)
+        config = config or SearchConfig()
+        results = run_search(indexes, parsed, vector, k, mode, config, language=language)
+        if explain:
+            results = explain_scores(results, self.store, self.live, encoded, language, config,
+                                     is_sentence(parsed, language))
+        return results
 
     def _catch_up(self) -> None:
         """Sees documents another process indexed, once it has finished writing.

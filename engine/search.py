@@ -91,7 +91,7 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
     if allowed is not None and len(allowed) == 0:
         return SearchResults((), 0, {})
     use_dense = mode != "keyword" and query_vector is not None
-    baseline = score_baseline(indexes.store, indexes.live, query_vector, language) if use_dense else None
+    baseline = score_baseline(indexes.live, query_vector, language) if use_dense else None
     dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
              else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config, language))
     dense_ids = dense[0]
@@ -260,8 +260,9 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
             weak = bool(strength[positions[0]] < config.weak_below)
             hits.append(_document_hit(path, passages, rows[passages[0].passage_id], weak))
     complete = len(c.ids) < config.max_counted
+    best_z = float(baseline.z(np.nan_to_num(c.cosine, nan=-np.inf)).max(initial=-np.inf)) if baseline else None
     return SearchResults(tuple(hits), len(strong), dict(languages), complete=complete,
-                         weak_total=len(by_document) - len(strong))
+                         weak_total=len(by_document) - len(strong), best_z=best_z)
 
 
 def _strength(scores: np.ndarray, cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None,

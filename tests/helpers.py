@@ -47,7 +47,7 @@ def assert_database_matches_vector_file(home: Path) -> int:
     from sqlalchemy import select
 
     from engine.config import data_paths
-    from engine.index.live_index import LiveIndex
+    from engine.index.live_index import LiveIndex, vector_space
     from engine.index.vectors import VectorIndex
     from engine.library import Library
     from engine.store.schema import Passage
@@ -58,7 +58,8 @@ def assert_database_matches_vector_file(home: Path) -> int:
         with library.store.session() as s:
             db_ids = np.array(sorted(s.scalars(select(Passage.id))), dtype=np.int64)
         saved = VectorIndex.load(LiveIndex.file_for(data_paths(home).indexes, generation.id),
-                                 expected_generation=generation.version, dim=generation.dim)
+                                 expected_generation=generation.version, dim=generation.dim,
+                                 space=vector_space(library.live.means))
         assert saved is not None, "the saved vector file is not the database's current version"
         assert np.array_equal(np.sort(saved.ids()), db_ids)
         report = library.check()
@@ -114,3 +115,51 @@ def count_query_parses(monkeypatch) -> list[str]:
         if getattr(module, "parse_query", None) is original:
             monkeypatch.setattr(module, "parse_query", counting)
     return calls
+
+
+LANGUAGE_BIASED_DIM = 64
+# A word -> concept table: the encoder below knows what the words mean in every language.
+CONCEPTS = {
+    "sourdough": "sauerteig sauerteigs levain sourdough lievito",
+    "feed": "füttern füttert nourrir nourrit feed nutrire",
+    "flour": "mehl farine flour farina",
+    "bicycle": "fahrrad vélo bicycle bicicletta",
+    "chain": "kette chaîne chain catena",
+    "oil": "öl huile oil olio",
+    "bank": "bank banque banca bancă",
+    "account": "konto compte account conto cont",
+}
+WORD_CONCEPT = {word: concept for concept, words in CONCEPTS.items() for word in words.split()}
+
+
+def _direction(key: str) -> np.ndarray:
+    rng = np.random.default_rng(zlib.crc32(key.encode()))
+    vector = rng.normal(size=LANGUAGE_BIASED_DIM).astype(np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+class LanguageBiasedEncoder:
+    """Vectors = the concepts a text names + a strong offset for its language: the shape
+    of a multilingual encoder's space, where a shared language pulls texts together."""
+
+    name = "test-language-biased"
+    dim = LANGUAGE_BIASED_DIM
+    language_weight = 2.5
+
+    def __init__(self):
+        self.texts_encoded = 0
+
+    def encode(self, texts, kind: str = "passage") -> np.ndarray:
+        from engine.langid import detect_language
+
+        self.texts_encoded += len(texts)
+        out = np.zeros((len(texts), LANGUAGE_BIASED_DIM), np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().replace("?", " ").replace(".", " ").split():
+                if word in WORD_CONCEPT:
+                    out[row] += _direction(WORD_CONCEPT[word])
+            language = detect_language(text)
+            if language:
+                out[row] += self.language_weight * _direction("language " + language)
+            out[row] += 0.05 * _direction(text)  # no two texts alike
+        return out / np.linalg.norm(out, axis=1, keepdims=True)

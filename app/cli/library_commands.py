@@ -45,6 +45,10 @@ def register(subparsers) -> None:
     search.add_argument("--path", help="only documents under this folder")
     search.add_argument("--type", action="append", dest="file_types", help="only this file type (pdf, docx, ...); repeatable")
     search.add_argument("--json", action="store_true", help="print results as JSON")
+    search.add_argument("--explain", action="store_true",
+                        help="show why each result stands where it does: its cosine (as encoded and with "
+                             "each language's mean taken out), the hubness penalty, the keyword share and "
+                             "the fused score")
     search.set_defaults(run=run_search, uses_model=active_model_if_indexed)
 
     status = subparsers.add_parser("status", help="what is indexed, with which model")
@@ -189,7 +193,8 @@ def run_search(args) -> int:
         results = library.search_results(
             args.query, k=args.k, languages=args.lang,
             path_prefix=str(Path(args.path).expanduser().absolute()) if args.path else None,
-            file_types=args.file_types, mode=getattr(args, "mode", "fused"))
+            file_types=args.file_types, mode=getattr(args, "mode", "fused"),
+            explain=getattr(args, "explain", False))
     finally:
         library.close()
     hits = results.hits
@@ -208,6 +213,8 @@ def run_search(args) -> int:
         print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  "
               f"{hit.path}{page}{title}")
         print(f"      {_marked(hit.best.snippet, terms)}")
+        if hit.best.explanation is not None:
+            print(f"      why: {hit.best.explanation.text()}")
     print(count_line(results))
     return 0
 
@@ -261,6 +268,7 @@ def _hit_json(hit) -> dict:
              "language": p.language, "snippet": p.snippet, "matched_by": p.matched_by,
              "cosine": None if p.cosine is None else round(p.cosine, 6),
              "keyword_score": round(p.keyword_score, 6)}
+            | ({"explanation": asdict(p.explanation)} if p.explanation is not None else {})
             for p in hit.passages
         ],
     }

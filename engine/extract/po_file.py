@@ -3,9 +3,14 @@
     >>> extract_po_file(Path("de.po"), data).text
     'Open file\\nDatei öffnen\\n\\nSave\\nSpeichern'
 
-Each entry becomes one paragraph: its msgid line, then its msgstr line(s) (plural forms
-give several). The header entry (empty msgid), comments, msgctxt and obsolete `#~`
-entries carry no text a person searches for and are left out. The catalogue's own
+Each entry becomes one paragraph: its translation (msgstr; plural forms give several
+lines), or its msgid while it is untranslated (a template, `msgstr ""`). The English
+source messages of a translated entry are left out: they are the same in every language's
+catalogue of a program, so a folder of catalogues would hold hundreds of unrelated short
+English messages matching every English question (issue 28), and each catalogue reads
+as the one language it is written in, which is what a person searching it looks for. The
+header entry (empty msgid), comments, msgctxt and obsolete `#~` entries carry no text a
+person searches for and are left out too. The catalogue's own
 `charset=` is a hint for the decoder, as a `<meta charset>` is for HTML.
 """
 
@@ -66,18 +71,20 @@ def po_entries(text: str) -> list[dict[str, str]]:
 
 
 def _entry_text(entry: dict[str, str]) -> str:
-    lines = [entry["msgid"], entry.get("msgid_plural", "")]
-    lines += [value for key, value in sorted(entry.items()) if key.startswith("msgstr")]
+    lines = [value for key, value in sorted(entry.items()) if key.startswith("msgstr")]
+    if not any(line.strip() for line in lines):  # untranslated: the source message is all there is
+        lines = [entry["msgid"], entry.get("msgid_plural", "")]
     seen: list[str] = []
     for line in lines:
         line = " ".join(line.split())
-        if line and line not in seen:  # an untranslated copy of msgid adds nothing
+        if line and line not in seen:  # plural forms often repeat
             seen.append(line)
     return "\n".join(seen)
 
 
 def extract_po_file(path: Path, data: bytes) -> ExtractedText:
-    """Text of a gettext catalogue: one paragraph per message with its translations."""
+    """Text of a gettext catalogue: one paragraph per message, its translation (or its
+    source while untranslated)."""
     text = decode_text(data, path, hint=_declared_charset(data))
     paragraphs = [_entry_text(e) for e in po_entries(text)]
     return ExtractedText(text=normalise_whitespace("\n\n".join(p for p in paragraphs if p)), format="po")

@@ -1,6 +1,6 @@
 """Making dense and keyword scores comparable, and combining them.
 
-    >>> baseline = score_baseline(store, live, query_vector)   # this query's cosine over the corpus
+    >>> baseline = score_baseline(live, query_vector)   # this query's cosine over the corpus
     >>> scores, matched = fuse(cosines, keyword_shares, baseline, "fused", config)
 
 Raw cosines mean different things per model and per query (e5 puts unrelated text at 0.75,
@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.search_config import SearchConfig, meaning_floor
-from engine.store import Store
-from engine.store.search_queries import vectors_of
 
 if TYPE_CHECKING:
     from engine.index.live_index import LiveIndex
@@ -47,13 +45,13 @@ class ScoreBaseline:
         return (np.asarray(cosine, np.float32) - self.mean) / self.std
 
 
-def score_baseline(store: Store, live: LiveIndex, query_vector: np.ndarray,
+def score_baseline(live: LiveIndex, query_vector: np.ndarray,
                    language: str | None = None) -> ScoreBaseline:
     """This query's (hubness-corrected) cosine statistics over a random sample of the collection.
 
     `language`: the query's ISO 639-1 code, which picks the hubness penalties' column.
     """
-    ids, sample = _sample(store, live)
+    ids, sample = _sample(live)
     if len(sample) == 0:
         return ScoreBaseline(0.0, 1.0)
     scores = sample @ np.asarray(query_vector, np.float32).reshape(-1)  # [n]
@@ -118,7 +116,7 @@ def keyword_bonus(keyword: np.ndarray, config: SearchConfig, sentence: bool = Fa
     return keyword * np.minimum(1.0, keyword / config.keyword_full_share) ** power
 
 
-def _sample(store: Store, live: LiveIndex) -> tuple[np.ndarray, np.ndarray]:
+def _sample(live: LiveIndex) -> tuple[np.ndarray, np.ndarray]:
     """(ids int64 [n], float32 [n, dim] vectors) of n <= SAMPLE_SIZE random passages, cached per live index."""
     size = len(live)
     with _samples_lock:
@@ -130,8 +128,7 @@ def _sample(store: Store, live: LiveIndex) -> tuple[np.ndarray, np.ndarray]:
     ids = live.index.ids()
     if len(ids) > SAMPLE_SIZE:  # a fixed seed: the same collection always gives the same floor
         ids = np.sort(np.random.default_rng(0).choice(ids, SAMPLE_SIZE, replace=False))
-    ids, vectors = vectors_of(store, live.generation.id, live.generation.dim, ids.tolist())
-    ids = np.asarray(ids, np.int64)
+    ids, vectors = live.vectors(ids)  # in the space the scores are made in
     with _samples_lock:
         _samples[live] = (live.generation.id, size, ids, vectors)
     return ids, vectors

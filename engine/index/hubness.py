@@ -15,8 +15,9 @@ applied one-sidedly, as in CSLS (Lample et al., 2018):
     score(q, p)    = cos(q, p) - beta * (r_p(L) - r_0(L)),   L = the query's language
 
 The reference queries are a fixed set of short query-like sentences, 40 in each of 16
-languages (`hubness_queries.txt`, built by bench/hubness_reference.py), encoded once per
-index generation with the generation's own model. The penalty is measured per language
+languages (the query-like rows of the shipped reference sentences, engine/index/
+language_means.py and docs/data.md), encoded once per index generation with the
+generation's own model. The penalty is measured per language
 because a passage's nearest references are mostly in its own language: one pooled
 neighbourhood measured "how English is this passage" as much as "how close to every
 query", and cost English queries their foreign-language answers (docs/benchmarks.md,
@@ -40,7 +41,6 @@ import logging
 import threading
 import zipfile
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Protocol
 
@@ -48,10 +48,16 @@ import numpy as np
 
 from engine.atomic import atomic_file
 from engine.errors import InputError
+from engine.index.language_means import query_like_sentences
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 2
+# The languages the penalty is measured in (a query in another one averages them): many
+# scripts and families, as many queries each, so no language dominates the neighbourhoods.
+REFERENCE_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi", "it", "ja", "ko", "nl", "pl", "pt", "ru", "sv",
+                       "tr", "zh")
+QUERIES_PER_LANGUAGE = 40
 _CHUNK_ROWS = 4096  # passages scored against the reference per matrix product
 
 
@@ -82,11 +88,10 @@ class QueryEncoder(Protocol):
 
 
 def reference_entries() -> list[tuple[str, str]]:
-    """(ISO 639-1 language, sentence) per reference query; the file holds "en<TAB>text" lines."""
-    text = resources.files("engine.index").joinpath("hubness_queries.txt").read_text("utf-8")
-    lines = [line for line in text.splitlines() if "\t" in line and not line.startswith("#")]
-    entries = [tuple(line.split("\t", 1)) for line in lines]
-    return [(language, sentence) for language, sentence in entries if sentence.strip()]
+    """(ISO 639-1 language, sentence) per reference query, `QUERIES_PER_LANGUAGE` in each
+    of `REFERENCE_LANGUAGES`."""
+    return [(language, sentence) for language in REFERENCE_LANGUAGES
+            for sentence in query_like_sentences(language)[:QUERIES_PER_LANGUAGE]]
 
 
 def reference_texts() -> list[str]:
@@ -291,21 +296,22 @@ class HubnessPenalties:
 
     # ---- the side file ----------------------------------------------------------------
 
-    def save(self, path: Path, generation: int) -> None:
-        """Writes the penalties atomically, stamped with the generation's database version."""
+    def save(self, path: Path, generation: int, space: str) -> None:
+        """Writes the penalties atomically, stamped with the generation's database version
+        and the `space` of the vectors they were measured on (engine.index.live_index)."""
         with self._lock:
             self._fold()
             ids, values = self._ids, self._values
         meta = {"format": FORMAT_VERSION, "generation": int(generation), "k": self.config.k,
                 "dim": self.dim, "count": len(ids), "languages": self.reference_languages,
                 "reference": reference_digest(self.reference, self.reference_languages),
-                "texts": texts_digest()}
+                "texts": texts_digest(), "space": space}
         with atomic_file(Path(path)) as f:  # the window and the CLI may save it at once
             np.savez(f, ids=ids, values=values, reference=self.reference,
                      meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))
 
     @classmethod
-    def load(cls, path: Path, *, expected_generation: int, dim: int,
+    def load(cls, path: Path, *, expected_generation: int, dim: int, space: str,
              config: HubnessConfig = HubnessConfig()
              ) -> tuple[HubnessPenalties | None, tuple[np.ndarray, list[str]] | None]:
         """(penalties, (reference, languages)) from a saved file.
@@ -313,7 +319,8 @@ class HubnessPenalties:
         Penalties are None when the file is missing, damaged, of another generation
         version, dim or k; the reference survives a stale version or another k (it
         depends on the model only), so a rebuild needs no encoder. Both are None for a
-        missing or bad file, or one measured on other reference sentences.
+        missing or bad file, or one measured on other reference sentences or in another
+        vector `space` (the reference queries are in that space too).
         """
         try:
             with np.load(Path(path), allow_pickle=False) as data:
@@ -331,8 +338,8 @@ class HubnessPenalties:
                 or len(ids) != len(values) or len(ids) != meta.get("count")):
             log.warning("ignoring inconsistent hubness file %s", path)
             return None, None
-        if meta.get("texts") != texts_digest():  # the app ships other reference sentences now
-            return None, None
+        if meta.get("texts") != texts_digest() or meta.get("space") != space:
+            return None, None  # other reference sentences (a newer app), or vectors of another form
         if meta.get("generation") != expected_generation or meta.get("k") != config.k:
             return None, (reference, languages)
         penalties = cls(reference, languages, config, ids, values)

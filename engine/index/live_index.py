@@ -13,9 +13,15 @@ call `refresh()` after taking it, so they start from everything committed before
 It also carries the keyword index (engine.index.keyword_index), so that every change the
 indexer mirrors into FAISS reaches the keyword index through the same `apply`, and every
 save stamps both with the same version. The passages' hubness penalties
-(engine.index.hubness) ride along the same way in a side file beside the FAISS file; they
-need the generation's model once (to encode the reference queries), so `ensure_hubness`
-makes them on first use by a caller that has the model loaded, never at open.
+(engine.index.hubness) ride along the same way in a side file beside the FAISS file.
+
+FAISS holds language-neutral vectors (engine.index.language_means): each passage's vector
+minus its language's mean, re-normalised, so every dense score, the z baseline and the
+floor are made in that space; the database keeps the vectors as encoded. The means are
+measured with the generation's model and kept in a side file too. Both side files need the
+model for what they lack (a language seen for the first time, a new generation), so
+`ensure_corrections` completes them, and a FAISS file that must be rebuilt without the
+means at hand, by a caller that has the model loaded, never at open.
 """
 
 from __future__ import annotations
@@ -31,11 +37,13 @@ import numpy as np
 
 from engine.index.hubness import HubnessConfig, HubnessPenalties, QueryEncoder, reference_vectors
 from engine.index.keyword_index import KeywordIndex
-from engine.store import GenerationInfo, Store
-from engine.store.search_queries import vectors_of
-from engine.index.vector_file import read_trailer
-from engine.index.vectors import VectorIndex
+from engine.index.language_means import LanguageMeans, reference_digest
 from engine.index.vector_config import VectorIndexConfig
+from engine.index.vector_file import read_trailer
+from engine.index.vectors import PLAIN_SPACE, VectorIndex
+from engine.store import GenerationInfo, Store
+from engine.store.catalog import passage_catalog
+from engine.store.search_queries import vectors_of
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +53,8 @@ class LiveIndex:
 
     def __init__(self, store: Store, generation: GenerationInfo, folder: Path, index: VectorIndex,
                  config: VectorIndexConfig, keywords: KeywordIndex | None = None,
-                 hubness_config: HubnessConfig | None = HubnessConfig()):
+                 hubness_config: HubnessConfig | None = HubnessConfig(),
+                 means: LanguageMeans | None = None):
         self.store = store
         self.keywords = keywords
         self.generation = generation
@@ -55,34 +64,39 @@ class LiveIndex:
         self.config = config
         self._dirty = False
         self._last_save = time.monotonic()
-        # None: plain cosine scores (no config, or not measured yet: see ensure_hubness)
+        # None: plain cosine scores (no config, or not measured yet: see ensure_corrections)
         self.hubness: HubnessPenalties | None = None
         self.hubness_config = hubness_config
         self._hubness_reference: tuple[np.ndarray, list[str]] | None = None  # kept from the side file
         self._hubness_lock = threading.Lock()  # an indexing thread applies while a search ensures
+        # None: FAISS holds the vectors as encoded (the correction is off)
+        self.means = means
+        self.complete = True  # False: FAISS waits for a rebuild that needs the model (ensure_corrections)
 
     @classmethod
     def open(cls, store: Store, generation: GenerationInfo, folder: Path,
              config: VectorIndexConfig | None = None, keywords: KeywordIndex | None = None,
-             hubness_config: HubnessConfig | None = HubnessConfig()) -> LiveIndex:
+             hubness_config: HubnessConfig | None = HubnessConfig(),
+             language_neutral: bool = True) -> LiveIndex:
         """Loads or rebuilds the vectors; `keywords` (opened for this generation) rides along.
 
         The hubness penalties come from their side file when it holds this version;
-        otherwise `ensure_hubness` measures them on first use. `hubness_config` None:
-        plain cosine scores.
+        otherwise `ensure_corrections` measures them on first use. `hubness_config` None:
+        no hubness penalties. `language_neutral` False: FAISS holds the vectors as encoded.
+        A rebuild that needs a language mean not measured yet waits for `ensure_corrections`.
         """
         config = config or VectorIndexConfig()
         folder.mkdir(parents=True, exist_ok=True)
+        means = (LanguageMeans.load(cls.means_file_for(folder, generation.id), model=generation.model_name,
+                                    dim=generation.dim) if language_neutral else None)
         path = cls.file_for(folder, generation.id)
-        index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim)
-        live = cls(store, generation, folder, index, config, keywords, hubness_config) if index is not None else None
-        if live is None:
-            # `generation.version` was read before the vectors: if a writer commits while
-            # they are read, the file's stamp is older than the database and is redone.
-            log.info("rebuilding the vector index of generation %d from stored vectors", generation.id)
-            live = cls(store, generation, folder, cls._rebuild(store, generation, config), config, keywords,
-                       hubness_config)
-            live.save()
+        index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim,
+                                 space=vector_space(means))
+        live = cls(store, generation, folder, index or VectorIndex(generation.dim, config=config), config,
+                   keywords, hubness_config, means)
+        if index is None:
+            live.complete = False
+            live._rebuild_if_possible()
         live._load_hubness()
         return live
 
@@ -100,9 +114,11 @@ class LiveIndex:
             return False
         log.info("generation %d changed in another process (version %d -> %d); reloading",
                  current.id, self.version, current.version)
-        fresh = LiveIndex.open(self.store, current, self.folder, self.config, hubness_config=None)
+        fresh = LiveIndex.open(self.store, current, self.folder, self.config, hubness_config=None,
+                               language_neutral=self.means is not None)
         with self._hubness_lock:
             self.index, self.generation, self.version = fresh.index, current, fresh.version
+            self.means, self.complete = fresh.means, fresh.complete
             self.hubness = None  # the other process's side file, or a rebuild on next use
             self._load_hubness()
         self._dirty = False
@@ -116,20 +132,40 @@ class LiveIndex:
 
     def _load_hubness(self) -> None:
         """Takes the side file's penalties when they hold this index's version."""
-        if self.hubness_config is None:
+        if self.hubness_config is None or not self.complete:
             return
         penalties, reference = HubnessPenalties.load(
             self.hubness_file_for(self.folder, self.generation.id), expected_generation=self.version,
-            dim=self.generation.dim, config=self.hubness_config)
+            dim=self.generation.dim, space=vector_space(self.means), config=self.hubness_config)
         self.hubness = penalties
         self._hubness_reference = reference or self._hubness_reference
 
-    def ensure_hubness(self, encoder: QueryEncoder) -> None:
+    def ensure_corrections(self, encoder: QueryEncoder, *, passage_languages: Sequence[str | None] = (),
+                           query_language: str | None = None, query: bool = False) -> None:
+        """Makes everything the scores need with the generation's model `encoder`: the
+        language means of `passage_languages` (about to be added) and, with `query`, of
+        `query_language`; a rebuild of FAISS that waited for means; the hubness penalties.
+
+        Cheap once done: a language mean is measured once per generation (about a second
+        on two CPU cores), the penalties once (about 10 s when the reference queries must
+        be encoded, a new generation).
+        """
+        if self.means is not None:
+            wanted = list(passage_languages) + ([] if self.complete else self._stored_languages())
+            changed = self.means.ensure(encoder, wanted, "passage")
+            if query:
+                changed = self.means.ensure(encoder, [query_language], "query") or changed
+            if changed:
+                self.means.save(self.means_file_for(self.folder, self.generation.id), self.generation.model_name)
+            if not self.complete:
+                self._rebuild_if_possible()
+        self._ensure_hubness(encoder)
+
+    def _ensure_hubness(self, encoder: QueryEncoder) -> None:
         """Measures the penalties of every stored passage when none are loaded.
 
-        `encoder` must be the generation's model: it encodes the reference queries, only
-        when no side file kept them (a new generation; about 10 s on two CPU cores for the
-        default model). After a stale side file, penalties are rebuilt from the stored
+        The reference queries are encoded only when no side file kept them (a new
+        generation); after a stale side file, penalties are rebuilt from the stored
         vectors without encoding anything.
         """
         if self.hubness_config is None or self.hubness is not None:
@@ -137,13 +173,64 @@ class LiveIndex:
         with self._hubness_lock:
             if self.hubness is not None:
                 return
-            reference = self._hubness_reference or reference_vectors(encoder)
+            reference = self._hubness_reference or self._reference_queries(encoder)
             log.info("measuring the hubness penalties of generation %d", self.generation.id)
             penalties = HubnessPenalties(*reference, self.hubness_config)
-            for ids, vectors in self.store.iter_vectors(self.generation.id, self.generation.dim):
+            for ids, vectors in self._stored_vectors():
                 penalties.add(ids, vectors)
-            penalties.save(self.hubness_file_for(self.folder, self.generation.id), self.version)
+            penalties.save(self.hubness_file_for(self.folder, self.generation.id), self.version,
+                           vector_space(self.means))
             self.hubness, self._hubness_reference = penalties, reference
+
+    def _reference_queries(self, encoder: QueryEncoder) -> tuple[np.ndarray, list[str]]:
+        """The hubness reference queries, in the space FAISS holds."""
+        vectors, languages = reference_vectors(encoder)
+        if self.means is not None:
+            self.means.ensure(encoder, languages, "query")
+            vectors = self.means.neutral(vectors, languages, "query")
+        return vectors, languages
+
+    # -- the space FAISS holds -----------------------------------------------------------
+
+    @staticmethod
+    def means_file_for(folder: Path, generation_id: int) -> Path:
+        return folder / f"generation-{generation_id}.means.npz"
+
+    def passage_vectors(self, vectors: np.ndarray, languages: Sequence[str | None]) -> np.ndarray:
+        """Encoded passage vectors [n, dim] in the form FAISS holds (language-neutral when on)."""
+        vectors = np.asarray(vectors, np.float32)
+        return vectors if self.means is None else self.means.neutral(vectors, languages, "passage")
+
+    def query_vector(self, vector: np.ndarray, language: str | None) -> np.ndarray:
+        """An encoded query [dim] in the space FAISS holds; its means ensured with `query=True`."""
+        vector = np.asarray(vector, np.float32).reshape(1, -1)
+        return (vector if self.means is None else self.means.neutral(vector, [language], "query"))[0]
+
+    def _stored_languages(self) -> list[str | None]:
+        return list(passage_catalog(self.store).languages)
+
+    def _stored_vectors(self):
+        """Yields (ids, vectors) of every stored passage, in the form FAISS holds."""
+        catalog = passage_catalog(self.store)
+        for ids, vectors in self.store.iter_vectors(self.generation.id, self.generation.dim):
+            yield ids, self.passage_vectors(vectors, catalog.languages_of(ids))
+
+    def _rebuild_if_possible(self) -> None:
+        """Rebuilds FAISS from the stored vectors when every mean it needs is measured."""
+        if self.means is not None and not self.means.has(self._stored_languages(), "passage"):
+            log.info("the vector index of generation %d waits for its language means", self.generation.id)
+            return
+        # `generation.version` was read before the vectors: if a writer commits while
+        # they are read, the file's stamp is older than the database and is redone.
+        log.info("rebuilding the vector index of generation %d from stored vectors", self.generation.id)
+        parts = list(self._stored_vectors())
+        if parts:
+            ids = np.concatenate([p[0] for p in parts])
+            vectors = np.concatenate([p[1] for p in parts])
+            self.index = VectorIndex.build(self.generation.dim, ids, vectors, config=self.config)
+        self.version = self.generation.version
+        self.complete = True
+        self.save()
 
     def hubness_offsets(self, ids: np.ndarray, language: str | None) -> np.ndarray | None:
         """What to subtract from these passages' cosines for a query in `language`, float32
@@ -155,24 +242,21 @@ class LiveIndex:
     def file_for(folder: Path, generation_id: int) -> Path:
         return folder / f"generation-{generation_id}.faiss"
 
-    @staticmethod
-    def _rebuild(store: Store, generation: GenerationInfo, config: VectorIndexConfig) -> VectorIndex:
-        parts = list(store.iter_vectors(generation.id, generation.dim))
-        if not parts:
-            return VectorIndex(generation.dim, config=config)
-        ids = np.concatenate([p[0] for p in parts])
-        vectors = np.concatenate([p[1] for p in parts])
-        return VectorIndex.build(generation.dim, ids, vectors, config=config)
-
-    def apply(self, removed: Sequence[int], added: Sequence[int], vectors: np.ndarray | None) -> None:
-        """Mirrors a committed change: drop `removed` ids, then add `added` with `vectors`.
+    def apply(self, removed: Sequence[int], added: Sequence[int], vectors: np.ndarray | None,
+              languages: Sequence[str | None] = ()) -> None:
+        """Mirrors a committed change: drop `removed` ids, then add `added` with `vectors`
+        (as encoded) of passages in `languages` (their means ensured first).
 
         The caller holds the library's write lock, so the database's version right after
         its commit is the one this index now holds.
         """
-        if len(removed):
-            self.index.remove(np.asarray(removed, dtype=np.int64))
         if len(added):
+            vectors = self.passage_vectors(vectors, languages)
+        # An incomplete index is rebuilt from the database, this change included, once
+        # its means are in; until then it holds nothing to change.
+        if len(removed) and self.complete:
+            self.index.remove(np.asarray(removed, dtype=np.int64))
+        if len(added) and self.complete:
             self.index.add(np.asarray(added, dtype=np.int64), vectors)
         with self._hubness_lock:
             if self.hubness is not None:  # otherwise measured from the stored vectors when needed
@@ -193,20 +277,23 @@ class LiveIndex:
         database) is kept; one from a database restored to an older state is replaced.
         """
         current = self.store.generation_by_id(self.generation.id)
-        if current is None:
+        if current is None or not self.complete:
             return
         path = self.file_for(self.folder, self.generation.id)
-        stamp = (read_trailer(path) or {}).get("generation")
-        if isinstance(stamp, int) and self.version < stamp <= current.version:
+        trailer = read_trailer(path) or {}
+        stamp = trailer.get("generation")
+        if (isinstance(stamp, int) and self.version < stamp <= current.version
+                and trailer.get("space", PLAIN_SPACE) == vector_space(self.means)):
             log.info("keeping %s: it holds version %d, newer than this process's %d",
                      path, stamp, self.version)
         else:
-            self.index.save(path, generation=self.version)
+            self.index.save(path, generation=self.version, space=vector_space(self.means))
         if self.keywords is not None:  # stamped, like the FAISS file, with what it holds
             self.keywords.stamp(dataclasses.replace(current, version=self.version))
         with self._hubness_lock:
             if self.hubness is not None:
-                self.hubness.save(self.hubness_file_for(self.folder, self.generation.id), self.version)
+                self.hubness.save(self.hubness_file_for(self.folder, self.generation.id), self.version,
+                                  vector_space(self.means))
         self._dirty = False
         self._last_save = time.monotonic()
 
@@ -229,6 +316,7 @@ class LiveIndex:
         if len(found) < len(wanted):
             missing = np.setdiff1d(wanted, found, assume_unique=True)
             stored_ids, stored = vectors_of(self.store, self.generation.id, self.generation.dim, missing.tolist())
+            stored = self.passage_vectors(stored, passage_catalog(self.store).languages_of(stored_ids))
             found, vectors = np.concatenate([found, stored_ids]), np.concatenate([vectors, stored])
             order = np.argsort(found, kind="stable")
             found, vectors = found[order], vectors[order]
@@ -240,3 +328,9 @@ class LiveIndex:
     def delete_file(self) -> None:
         self.file_for(self.folder, self.generation.id).unlink(missing_ok=True)
         self.hubness_file_for(self.folder, self.generation.id).unlink(missing_ok=True)
+
+
+def vector_space(means: LanguageMeans | None) -> str:
+    """The name of the space FAISS holds, stamped in its file: a file of another space
+    (an earlier version's plain vectors, other reference sentences) is rebuilt."""
+    return PLAIN_SPACE if means is None else f"language-neutral-{reference_digest()}"

@@ -41,6 +41,8 @@ from engine.index.vector_kinds import Kind, all_ids, all_vectors, build_kind, id
 
 log = logging.getLogger(__name__)
 
+PLAIN_SPACE = "plain"  # the vectors as the encoder gave them
+
 
 def gpu_available() -> bool:
     """True when the installed FAISS has GPU support and sees at least one device."""
@@ -112,24 +114,35 @@ class VectorIndex:
         expected_generation: int,
         dim: int,
         config: VectorIndexConfig = VectorIndexConfig(),
+        space: str = PLAIN_SPACE,
     ) -> VectorIndex | None:
-        """Loads a saved index; None when missing, damaged, of another dim or generation."""
+        """Loads a saved index; None when missing, damaged, of another dim or generation,
+        or holding vectors of another `space` (see `save`)."""
         loaded = read_index_file(Path(path), expected_generation=expected_generation, dim=dim)
         if loaded is None:
             return None
         faiss_index, meta = loaded
+        if meta.get("space", PLAIN_SPACE) != space:
+            log.info("saved vector index %s holds %s vectors, not %s; rebuilding", path,
+                     meta.get("space", PLAIN_SPACE), space)
+            return None
         index = cls(dim, config=config)
         with index._lock:
             index._install(faiss_index, meta["kind"], trained_count=meta["trained_count"])
         return index
 
-    def save(self, path: Path, generation: int) -> None:
-        """Writes the index atomically: a crash leaves either the old or the new file."""
+    def save(self, path: Path, generation: int, space: str = PLAIN_SPACE) -> None:
+        """Writes the index atomically: a crash leaves either the old or the new file.
+
+        `space` names what the vectors are (PLAIN_SPACE: the encoder's own; the caller's
+        name for a transformed form, e.g. language-neutral ones), so a file of another
+        form is rebuilt rather than searched.
+        """
         if generation < 0:
             raise InputError(f"generation must be >= 0, got {generation}")
         # The writer lock keeps the index still while it is serialised; searches go on.
         with self._writer:
-            meta = {"kind": self._kind, "trained_count": self._trained_count}
+            meta = {"kind": self._kind, "trained_count": self._trained_count, "space": space}
             write_index_file(Path(path), self._index, generation=generation, meta=meta)
 
     # ---- queries ------------------------------------------------------------------

@@ -65,6 +65,16 @@ class PassageCatalog:
         found = (self.passage_ids[at] == ids) if len(self.passage_ids) else np.zeros(len(ids), bool)
         return np.where(found, self.passage_document[at] if len(self.passage_ids) else -1, -1)
 
+    def languages_of(self, ids: np.ndarray) -> list[str | None]:
+        """Each passage's detected language (None: none detected, or not catalogued)."""
+        ids = np.asarray(ids, np.int64)
+        if not len(self.passage_ids):
+            return [None] * len(ids)
+        at = np.minimum(np.searchsorted(self.passage_ids, ids), len(self.passage_ids) - 1)
+        found = self.passage_ids[at] == ids
+        return [self.languages[code] if hit else None
+                for code, hit in zip(self.passage_language[at].tolist(), found.tolist())]
+
     def documents_of(self, ids: Iterable[int]) -> set[int]:
         """Document ids of these passages (uncatalogued ones left out)."""
         rows = self.document_positions(np.fromiter((int(i) for i in ids), np.int64))

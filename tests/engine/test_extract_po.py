@@ -1,4 +1,4 @@
-"""gettext catalogues are indexed by their messages, never by their header."""
+"""gettext catalogues are indexed by their translated messages, never by their header."""
 
 from __future__ import annotations
 
@@ -37,16 +37,16 @@ msgstr ""
 '''
 
 
-def test_messages_and_translations_without_header(tmp_path):
+def test_translations_without_header_or_the_english_sources(tmp_path):
     path = tmp_path / "de.po"
     path.write_bytes(CATALOGUE.encode("latin-1"))  # the header declares ISO-8859-1
     got = extract(path)
     assert got.format == "po"
     assert got.text.split("\n\n") == [
-        "Open file\nDatei öffnen",
-        'Save the "current" document\nDas "aktuelle" Dokument speichern',
-        "One file\n%d files\nEine Datei\n%d Dateien",
-        "Untranslated",
+        "Datei öffnen",
+        'Das "aktuelle" Dokument speichern',
+        "Eine Datei\n%d Dateien",
+        "Untranslated",  # not translated yet: its source is the text
     ]
     assert "Project-Id-Version" not in got.text and "Alter Eintrag" not in got.text
 

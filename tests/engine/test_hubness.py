@@ -21,6 +21,7 @@ from engine.index.hubness import (
 )
 from engine.index.live_index import LiveIndex
 from engine.langid import detect_language
+from engine.indexer import IndexerConfig
 from engine.library import Library
 
 DIM = 16
@@ -117,19 +118,24 @@ def test_side_file_round_trip_and_its_checks(reference, tmp_path):
     penalties = HubnessPenalties(reference, LANGUAGES, config)
     penalties.add(np.array([3, 1, 2]), unit(np.random.default_rng(1), 3))
     path = tmp_path / "generation-1.hubness.npz"
-    penalties.save(path, generation=5)
-    loaded, kept = HubnessPenalties.load(path, expected_generation=5, dim=DIM, config=config)
+    penalties.save(path, generation=5, space="plain")
+    loaded, kept = HubnessPenalties.load(path, expected_generation=5, dim=DIM, space="plain", config=config)
     np.testing.assert_array_equal(loaded.lookup(np.array([1, 2, 3])), penalties.lookup(np.array([1, 2, 3])))
     np.testing.assert_array_equal(kept[0], reference)
     # stale (the database moved on) or measured with another k: rebuild, but keep the reference
     for generation, other in ((6, config), (5, HubnessConfig(k=4))):
-        stale, kept = HubnessPenalties.load(path, expected_generation=generation, dim=DIM, config=other)
+        stale, kept = HubnessPenalties.load(path, expected_generation=generation, dim=DIM, space="plain",
+                                            config=other)
         assert stale is None and kept is not None and kept[1] == LANGUAGES
-    # another dim, a damaged or a missing file: nothing is trusted
-    assert HubnessPenalties.load(path, expected_generation=5, dim=DIM + 1, config=config) == (None, None)
+    # another dim, vectors of another space, a damaged or a missing file: nothing is trusted
+    assert HubnessPenalties.load(path, expected_generation=5, dim=DIM + 1, space="plain",
+                                 config=config) == (None, None)
+    assert HubnessPenalties.load(path, expected_generation=5, dim=DIM, space="language-neutral-x",
+                                 config=config) == (None, None)
     path.write_bytes(path.read_bytes()[:100])
-    assert HubnessPenalties.load(path, expected_generation=5, dim=DIM, config=config) == (None, None)
-    assert HubnessPenalties.load(tmp_path / "absent.npz", expected_generation=5, dim=DIM) == (None, None)
+    assert HubnessPenalties.load(path, expected_generation=5, dim=DIM, space="plain", config=config) == (None, None)
+    assert HubnessPenalties.load(tmp_path / "absent.npz", expected_generation=5, dim=DIM,
+                                 space="plain") == (None, None)
 
 
 def test_bad_configs_and_inputs_raise_input_error(reference):
@@ -154,6 +160,10 @@ def test_reference_file_is_balanced_across_languages():
 
 
 # ---- kept in step by the live index -----------------------------------------------------
+
+# The penalties on the encoder's own vectors, so the arithmetic below is plain cosines;
+# tests/engine/test_language_means.py checks them in the language-neutral space.
+PLAIN = IndexerConfig(language_neutral=False)
 
 
 def index_folder(library: Library, folder: Path, docs: dict[str, str]) -> None:
@@ -184,7 +194,7 @@ def assert_penalties_match_store(library: Library) -> None:
 
 def test_live_index_keeps_penalties_in_step_and_rebuilds_a_stale_file(home):
     paths, encoder, folder = home
-    library = Library.open(paths, encoder=encoder)
+    library = Library.open(paths, encoder=encoder, config=PLAIN)
     index_folder(library, folder, {"a.txt": "Bees make honey from nectar.", "b.txt": "Trains cross the steppe."})
     assert_penalties_match_store(library)
     hub_file = LiveIndex.hubness_file_for(paths.indexes, library.live.generation.id)
@@ -195,7 +205,7 @@ def test_live_index_keeps_penalties_in_step_and_rebuilds_a_stale_file(home):
     library.close()
     hub_file.write_bytes(old_file)  # a file from before the last change: stale
     encoder.texts_encoded = 0
-    reopened = Library.open(paths, encoder=encoder)
+    reopened = Library.open(paths, encoder=encoder, config=PLAIN)
     assert reopened.live.hubness is None  # stale: not trusted, and not measured at open
     assert Path(reopened.search("glaciers Alps")[0].path).name == "c.txt"
     assert encoder.texts_encoded == 1  # the query: rebuilt from stored vectors and the kept reference
@@ -205,13 +215,13 @@ def test_live_index_keeps_penalties_in_step_and_rebuilds_a_stale_file(home):
 
 def test_a_missing_side_file_is_measured_again(home):
     paths, encoder, folder = home
-    library = Library.open(paths, encoder=encoder)
+    library = Library.open(paths, encoder=encoder, config=PLAIN)
     index_folder(library, folder, {"a.txt": "Bees make honey from nectar."})
     generation = library.live.generation.id
     library.close()
     LiveIndex.hubness_file_for(paths.indexes, generation).unlink()
     encoder.texts_encoded = 0
-    reopened = Library.open(paths, encoder=encoder)
+    reopened = Library.open(paths, encoder=encoder, config=PLAIN)
     assert encoder.texts_encoded == 0  # nothing at open: the first search measures them
     reopened.search("honey bees")
     assert encoder.texts_encoded == 1 + len(reference_texts())  # the query, then the reference again
@@ -221,7 +231,7 @@ def test_a_missing_side_file_is_measured_again(home):
 
 def test_dense_scores_are_cosines_minus_the_offsets_of_the_query_language(home):
     paths, encoder, folder = home
-    library = Library.open(paths, encoder=encoder)
+    library = Library.open(paths, encoder=encoder, config=PLAIN)
     index_folder(library, folder, {"a.txt": "Bees make honey from nectar.", "b.txt": "Bees sting when they are afraid."})
     query = encoder.encode(["bees honey"], kind="query")[0]
     language = detect_language("bees honey")  # what Library.search takes as the query's language

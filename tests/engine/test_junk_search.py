@@ -111,7 +111,7 @@ def test_no_passage_of_the_front_matter_is_a_leader_or_a_page_number(library, co
 def test_without_the_fixes_the_front_matter_wins(tmp_path, installed_models, corpus):
     """The test above can fail: plain cosine over unfiltered passages ranks junk first."""
     (tmp_path / "home").mkdir()
-    library = open_library(tmp_path / "home", installed_models, drop_junk=False)
+    library = open_library(tmp_path / "home", installed_models, drop_junk=False, language_neutral=False)
     try:
         library.live.hubness_config = library.live.hubness = None  # plain cosine
         *_, finished = library.index_paths([corpus])

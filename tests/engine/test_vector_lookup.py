@@ -73,7 +73,8 @@ def test_live_index_reads_missing_ids_from_the_database(tmp_path):
         return DocumentWrite(path, 1, 1.0, path, "txt", "text", "en", passages, rows)
 
     _, (first,) = store.write_documents(root, generation.id, [document("/a.txt", vectors[:3])])
-    live = LiveIndex.open(store, store.generation_by_id(generation.id), tmp_path / "indexes", SMALL)
+    live = LiveIndex.open(store, store.generation_by_id(generation.id), tmp_path / "indexes", SMALL,
+                          language_neutral=False)  # the vectors as stored (test_language_means: neutral)
     # Another process adds a document; this live index has not caught up with it yet.
     _, (second,) = store.write_documents(root, generation.id, [document("/b.txt", vectors[3:])])
     found, got = live.vectors(np.array(second + first[:1] + [999]))

@@ -252,15 +252,17 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         the facet's language filters inside the engine's retrieval, its counts come from all
         matches."""
         bar = self.search_bar
+        # explained: a result's tooltip says why it stands where it does
         results = self.library.search_results(query, RESULT_LIMIT, path_prefix=bar.path_prefix(),
-                                              file_types=bar.file_types())
+                                              file_types=bar.file_types(), explain=True)
         if not results.complete:
             log.info("search %r: counting stopped at %d documents", query, results.total)
         language = bar.selected_language()
         if not language:
             return list(results.hits), results.total, results.languages, results.weak_total
         narrowed = self.library.search_results(query, RESULT_LIMIT, languages=[language],
-                                               path_prefix=bar.path_prefix(), file_types=bar.file_types())
+                                               path_prefix=bar.path_prefix(), file_types=bar.file_types(),
+                                               explain=True)
         return list(narrowed.hits), narrowed.total, results.languages, narrowed.weak_total
 
     def _on_language(self, _language: str) -> None:

@@ -102,7 +102,9 @@ class QtResultsModel(QAbstractListModel):
             return Path(hit.path).name
         if role == _TOOLTIP:
             language = language_label(hit.language or "")
-            return f"{hit.path}\n{file_facts_text(self._facts[index.row()])}\n{language}  ·  score {hit.score:.3f}"
+            why = hit.best.explanation  # the engine's parts of the score, when it explained them
+            score = f"why: {why.text()}" if why is not None else f"score {hit.score:.3f}"
+            return f"{hit.path}\n{file_facts_text(self._facts[index.row()])}\n{language}\n{score}"
         if role == self.HitRole:
             return hit
         if role in (self.ModifiedRole, self.SizeRole):

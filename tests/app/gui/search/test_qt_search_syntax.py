@@ -67,3 +67,12 @@ def test_a_window_search_parses_its_query_once_even_with_a_language_chosen(qtbot
     assert parses == ["Innsbruck"]
     assert [Path(h.path).name for h in window.results_model.hits()] == ["en.txt"]
     assert window.preview.marked_words() == ["Innsbruck"]  # marked from that one parse
+
+
+def test_a_results_tooltip_says_why_it_stands_where_it_does(qtbot, window, tmp_path):
+    from PySide6.QtCore import Qt
+
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", CORPUS)])
+    type_query(qtbot, window, "red paint")
+    tip = window.results_model.data(window.results_model.index(0), Qt.ItemDataRole.ToolTipRole)
+    assert "why: cosine" in tip and "keywords" in tip and "score" in tip
