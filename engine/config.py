@@ -102,8 +102,12 @@ class ExtractLimits:
     max_members: int = 20_000
     # PDF pages read; a 7 KB file can declare 99,000 pages that share one page object.
     max_pages: int = 5_000
-    # Wall-clock seconds for one document, checked between pages and members.
+    # Wall-clock seconds for one document, checked between pages and members; the indexer
+    # reads in a child process that is killed at this deadline (engine/extract/isolated.py).
     max_seconds: float = 120.0
+    # Memory the indexer's reading process may take for one document beyond what it held
+    # before (its address space, where the platform can bound it); None: no bound.
+    max_memory_bytes: int | None = 1024 * 1024 * 1024
     # Characters of text from one PDF or EPUB, counted page by page and chapter by
     # chapter: pages or chapters listed many times over must not fill the memory.
     max_text_chars: int = 100_000_000

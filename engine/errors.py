@@ -21,6 +21,10 @@ class ExtractionError(BabelfindError):
         self.reason = reason
         super().__init__(f"{path}: {reason}")
 
+    def __reduce__(self):
+        # Crosses a process boundary (engine.extract.isolated) as (path, reason), not as the message.
+        return type(self), (self.path, self.reason)
+
 
 class UnsupportedFormatError(ExtractionError):
     """No extractor handles this file."""

@@ -26,7 +26,8 @@ from engine.config import ExtractLimits
 from engine.encoders.base import Encoder
 from engine.errors import BabelfindError, ExtractionError
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
-from engine.extract import SUPPORTED_EXTENSIONS, extract_data, page_of, short_error
+from engine.extract import SUPPORTED_EXTENSIONS, page_of, short_error
+from engine.extract.isolated import ExtractionProcess, SameProcess
 from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, is_pdf, sniff_bytes, sniff_format
 from engine.extract.text_file import bom_encoding
 from engine.langid import detect_language, detect_languages, document_language
@@ -57,8 +58,11 @@ class IndexerConfig:
     drop_junk: bool = True
     # The FAISS file is rewritten at most this often during a run, and always at the end.
     save_every_s: float = 30.0
-    # Unpacked size, pages and seconds one document may cost (zip bombs, page bombs).
+    # Unpacked size, pages, seconds and memory one document may cost (zip bombs, page bombs).
     limits: ExtractLimits = field(default_factory=ExtractLimits)
+    # Read documents in a child process killed at the deadline (engine/extract/isolated.py);
+    # False reads them here, where a parser stuck in C code cannot be stopped (to measure).
+    extract_in_child: bool = True
 
 
 @dataclass
@@ -113,9 +117,11 @@ class Indexer:
         self.live = live
         self.encoder = encoder
         self.config = config or IndexerConfig()
+        self._reader: ExtractionProcess | SameProcess = SameProcess()  # the run's own, in run()
 
     def run(self, paths: Sequence[Path]) -> Iterator[IndexProgress | IndexFinished]:
         run = _Run()
+        self._reader = ExtractionProcess() if self.config.extract_in_child else SameProcess()
         try:
             excluded = self.store.exclusions()
             plans = [self._plan(Path(p).expanduser().absolute(), run, excluded) for p in paths]
@@ -126,7 +132,7 @@ class Indexer:
                 self._keep_or_drop_root(root_id, root_path)
             yield run.progress()
         finally:  # also when the caller stops early: what was committed is saved
-
+            self._reader.close()
             with _Timer(run, "vectors"):
                 self.live.save()
         yield IndexFinished(run.summary(cancelled=False))
@@ -237,7 +243,7 @@ class Indexer:
 
     def _prepare(self, file: Path, key: str, info: os.stat_result, digest: str,
                  data: bytes) -> DocumentWrite:
-        extracted = extract_data(file, data, limits=self.config.limits)
+        extracted = self._reader.extract(file, data, self.config.limits)
         spans = segment(
             extracted.text,
             # The language's abbreviation and ordinal rules ("16. Jahrhundert") help the splitter.

@@ -270,3 +270,14 @@ def seed_documents() -> dict[str, bytes]:
         "a.odt": zip_bytes(ODT_MEMBERS),
         "a.epub": zip_bytes(epub_members()),
     }
+
+
+def nested_html(depth: int, tag: str = "div") -> bytes:
+    """A page of `depth` nested elements around one sentence: 11 bytes a level.
+
+    lexbor's time grows with the square of the depth (200,000 levels: about 100 s), all
+    inside C, where no deadline check can run.
+    """
+    opening, closing = f"<{tag}>".encode(), f"</{tag}>".encode()
+    return (b"<!doctype html><html><body>" + opening * depth + b"Deep honey bees." + closing * depth
+            + b"</body></html>")

@@ -48,6 +48,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = ExtractLimits().max_file_bytes
+OUT_OF_MEMORY = "too large to read: ran out of memory"
 EXTENSION_FORMATS = {
     ".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".rst": "rst",
     ".csv": "csv", ".html": "html", ".htm": "html", ".xhtml": "html", ".pdf": "pdf",
@@ -141,7 +142,7 @@ def _guarded_extractor(path: Path, data: bytes, fmt: str, budget: Budget) -> Ext
     except BabelfindError:
         raise
     except MemoryError as e:
-        raise DocumentTooLargeError(path, "too large to read: ran out of memory") from e
+        raise DocumentTooLargeError(path, OUT_OF_MEMORY) from e
     except RecursionError as e:
         raise CorruptDocumentError(path, f"damaged {fmt.upper()} file (nested too deeply)") from e
     except Exception as e:  # noqa: BLE001 -- see the docstring
@@ -195,6 +196,8 @@ def extract_data(path: Path, data: bytes, *, limits: ExtractLimits | None = None
         fmt = _choose_format(path, data)
     except BabelfindError:
         raise
+    except MemoryError as e:
+        raise DocumentTooLargeError(path, OUT_OF_MEMORY) from e
     except Exception as e:  # noqa: BLE001 -- sniffing opens zip directories of any quality
         log.info("%s: sniffing the format failed", path, exc_info=True)
         raise CorruptDocumentError(path, f"damaged or unreadable file ({short_error(e)})") from e
