@@ -89,7 +89,22 @@ def _make_handlers(home: Path, verbose: bool) -> list[logging.Handler]:
         handlers.append(logging.StreamHandler(sys.stderr))
     for handler in handlers:
         handler.setFormatter(formatter)
+    if not verbose:  # (verbose shows them with the rest of the log)
+        handlers.append(_repair_notes())
     return handlers
+
+
+class _RepairNotes(logging.StreamHandler):
+    """One line on stderr for each cache that healed itself (engine.repairs); not the log."""
+
+
+def _repair_notes() -> logging.Handler:
+    from engine.repairs import REPAIR_LOGGER
+
+    handler = _RepairNotes(sys.stderr)
+    handler.addFilter(lambda record: record.name == REPAIR_LOGGER)
+    handler.setFormatter(logging.Formatter("babelfind: note: %(message)s"))
+    return handler
 
 
 def is_verbose() -> bool:

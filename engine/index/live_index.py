@@ -33,7 +33,8 @@ from engine.index.hubness import HubnessConfig, HubnessPenalties, QueryEncoder, 
 from engine.index.keyword_index import KeywordIndex
 from engine.store import GenerationInfo, Store
 from engine.store.search_queries import vectors_of
-from engine.index.vector_file import read_trailer
+from engine.index.vector_file import damage, read_trailer
+from engine.repairs import repaired
 from engine.index.vectors import VectorIndex, VectorIndexConfig
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,10 @@ class LiveIndex:
         if live is None:
             # `generation.version` was read before the vectors: if a writer commits while
             # they are read, the file's stamp is older than the database and is redone.
-            log.info("rebuilding the vector index of generation %d from stored vectors", generation.id)
+            if (problem := damage(path, generation.version)) is not None:
+                repaired("the vector index %s %s; rebuilding it from the stored vectors", path, problem)
+            else:
+                log.info("rebuilding the vector index of generation %d from stored vectors", generation.id)
             live = cls(store, generation, folder, cls._rebuild(store, generation, config), config, keywords,
                        hubness_config)
             live.save()
