@@ -18,6 +18,8 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Callable, Iterator
 
+from engine.private import open_private, private_folder
+
 LOG_FILE = "babelfind.log"
 MAX_LOG_BYTES = 1_000_000  # per file; with the backups the logs stay under 4 MB
 LOG_BACKUPS = 3
@@ -80,9 +82,9 @@ def _make_handlers(home: Path, verbose: bool) -> list[logging.Handler]:
     handlers: list[logging.Handler] = []
     path = log_path(home)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(RotatingFileHandler(path, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUPS,
-                                            encoding="utf-8"))
+        private_folder(path.parent)
+        handlers.append(_PrivateRotatingFileHandler(path, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUPS,
+                                                    encoding="utf-8"))
     except OSError:
         verbose = True  # nowhere else to put them
     if verbose:
@@ -105,6 +107,13 @@ def _repair_notes() -> logging.Handler:
     handler.addFilter(lambda record: record.name == REPAIR_LOGGER)
     handler.setFormatter(logging.Formatter("babelfind: note: %(message)s"))
     return handler
+
+
+class _PrivateRotatingFileHandler(RotatingFileHandler):
+    """Log files created 0600 whatever the umask: the log names the user's documents."""
+
+    def _open(self):
+        return open_private(Path(self.baseFilename), self.mode, encoding=self.encoding)
 
 
 def is_verbose() -> bool:

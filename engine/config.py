@@ -57,8 +57,11 @@ class DataPaths:
 
 
 def data_paths(home: Path | None = None) -> DataPaths:
+    """The home's paths; the home is made (or kept) readable by this user only."""
+    from engine.private import private_home
+
     paths = DataPaths(Path(home) if home is not None else home_dir())
-    paths.home.mkdir(parents=True, exist_ok=True)
+    private_home(paths.home)
     return paths
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from engine.config import DataPaths, data_paths, load_settings, save_settings
 from engine.errors import InputError, ModelError
 from engine.model_archive import unpack_model
+from engine.private import make_tree_private, open_private, private_folder
 from engine.model_files import contained, validate_manifest
 
 log = logging.getLogger(__name__)
@@ -188,7 +189,8 @@ def _read_stamps(folder: Path) -> dict:
 
 def _write_stamps(folder: Path, stamps: dict) -> None:
     try:
-        (folder / VERIFIED_FILE).write_text(json.dumps(stamps), encoding="utf-8")
+        with open_private(folder / VERIFIED_FILE, "w") as f:
+            f.write(json.dumps(stamps))
     except OSError:  # a read-only registry still works, it just re-hashes next time
         log.debug("cannot record verified checksums in %s", folder)
 
@@ -265,7 +267,7 @@ def import_model(
     source = Path(source)
     if not source.exists():
         raise InputError(f"{source} does not exist")
-    paths.models.mkdir(parents=True, exist_ok=True)
+    private_folder(paths.models)
     staging = Path(tempfile.mkdtemp(prefix=".import-", dir=paths.models))
     try:
         folder = unpack_model(source, staging)
@@ -292,7 +294,7 @@ def build_model(name: str, paths: DataPaths, build, progress) -> ModelManifest:
 
     `progress(fraction, message)` hears "registering" (0.95) and "registered" (1.0).
     """
-    paths.models.mkdir(parents=True, exist_ok=True)
+    private_folder(paths.models)
     work = Path(tempfile.mkdtemp(prefix=f".export-{name}-", dir=paths.models))
     try:
         manifest = build(work)
@@ -306,7 +308,9 @@ def build_model(name: str, paths: DataPaths, build, progress) -> ModelManifest:
 
 
 def install_folder(folder: Path, target: Path) -> None:
-    """Moves a finished model folder into the registry, replacing an older copy."""
+    """Moves a finished model folder into the registry, replacing an older copy; its files
+    are the user's alone (a model trained on their sentences can repeat them)."""
+    make_tree_private(folder)
     if target.exists():
         shutil.rmtree(target)
     os.replace(folder, target)

@@ -31,6 +31,7 @@ import numpy as np
 
 from engine.errors import StoreError
 from engine.index.keyword_tokens import index_terms, tokenize
+from engine.private import private_file, private_folder
 from engine.repairs import move_aside, repaired
 from engine.store import GenerationInfo, Store
 from engine.store.search_queries import passage_ids, passage_texts
@@ -140,7 +141,7 @@ class KeywordIndex:
     @classmethod
     def open(cls, store: Store, generation: GenerationInfo, folder: Path) -> KeywordIndex:
         """Opens (creating, repairing or rebuilding) the keyword file in `folder` for `generation`."""
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         path = folder / FILE_NAME
         try:
             move_aside(path)
@@ -472,6 +473,7 @@ def _close_quietly(db: sqlite3.Connection) -> None:
 
 def _connect(path: Path) -> sqlite3.Connection:
     try:
+        private_file(path)  # it holds every passage's words; SQLite would create it 0644
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")

@@ -34,6 +34,7 @@ from engine.index.keyword_index import KeywordIndex
 from engine.store import GenerationInfo, Store
 from engine.store.search_queries import vectors_of
 from engine.index.vector_file import damage, read_trailer
+from engine.private import private_folder
 from engine.repairs import repaired
 from engine.index.vectors import VectorIndex, VectorIndexConfig
 
@@ -72,7 +73,7 @@ class LiveIndex:
         plain cosine scores.
         """
         config = config or VectorIndexConfig()
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         path = cls.file_for(folder, generation.id)
         index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim)
         live = cls(store, generation, folder, index, config, keywords, hubness_config) if index is not None else None
