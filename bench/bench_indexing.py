@@ -43,7 +43,7 @@ def main() -> None:
         from engine.config import data_paths, save_settings
         from engine.events import IndexFinished
         from engine.library import Library
-        from trainer.default_models import DEFAULT_MODEL, ensure_default_models
+        from trainer.serving.default_models import DEFAULT_MODEL, ensure_default_models
 
         paths = data_paths(home)
         if args.models:

@@ -28,11 +28,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from engine.eval_tatoeba import available_languages, load_pair  # noqa: E402
-from engine.models import read_manifest, sha256_file  # noqa: E402
-from trainer.export import file_encoder  # noqa: E402
-from trainer.int8_gate import (Quality, calibration_sentences, evidence_record,  # noqa: E402
+from engine.model_manifest import read_manifest, sha256_file  # noqa: E402
+from trainer.serving.file_encoder import file_encoder  # noqa: E402
+from trainer.serving.int8_gate import (Quality, calibration_sentences, evidence_record,  # noqa: E402
                                judge_int8, stsb_spearman, tatoeba_errors)
-from trainer.quantise import INT8_FILE, SCHEMES, build_int8, scheme  # noqa: E402
+from trainer.serving.quantise import INT8_FILE, SCHEMES, build_int8, scheme  # noqa: E402
 
 log = logging.getLogger("bench_int8_gate")
 DATA = Path(os.environ.get("BABELFIND_SHARED_DATA", "/work/shared/data"))
@@ -160,7 +160,7 @@ def write_evidence(report: dict, path: Path, command: str) -> None:
     if report["weights"] is None:
         raise SystemExit("--evidence needs --weights (the source file whose SHA-256 keys it)")
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {
-        "about": "int8 gate verdicts of the bundled models (trainer/int8_evidence.py reads it; "
+        "about": "int8 gate verdicts of the bundled models (trainer/serving/int8_evidence.py reads it; "
                  "bench/bench_int8_gate.py writes it; docs/benchmarks.md, 'int8 gate').",
         "models": {}}
     entries = data["models"].setdefault(report["model"], [])

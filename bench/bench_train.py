@@ -44,7 +44,7 @@ def parse_args(argv=None):
 
 def score(folder: Path, pooling: str, prefix: str, tasks) -> dict:
     from trainer.evaluate import TASKS, evaluate_sts
-    from trainer.model import SentenceModel, torch_encode
+    from trainer.mixcse.model import SentenceModel, torch_encode
 
     model = SentenceModel.load(folder, pooling).eval()
     started = time.monotonic()
@@ -54,7 +54,7 @@ def score(folder: Path, pooling: str, prefix: str, tasks) -> dict:
 
 def run_one(base: str, lam, args, corpus) -> dict:
     from trainer.config import TrainConfig
-    from trainer.train import TrainFinished, TrainStep, train
+    from trainer.mixcse.train import TrainFinished, TrainStep, train
 
     name = "simcse" if lam is None else "mixcse"
     config = TrainConfig(base=base, out_dir=args.work / f"{base}-{name}", lam=lam, lr=args.lr,
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
     import torch
 
     from trainer.corpus import CorpusFilter, CorpusSource, load_corpus
-    from trainer.model import resolve_base_model
+    from trainer.mixcse.model import resolve_base_model
 
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")

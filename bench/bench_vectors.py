@@ -32,7 +32,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.index.vectors import VectorIndex, VectorIndexConfig  # noqa: E402
+from engine.index.vector_config import VectorIndexConfig
+from engine.index.vectors import VectorIndex  # noqa: E402
 
 _CHUNK = 100_000  # vectors generated per step: bounds the temporary float64 buffers
 

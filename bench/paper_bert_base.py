@@ -84,8 +84,8 @@ def main(argv=None) -> int:
         return 0
     from trainer.config import TrainConfig
     from trainer.evaluate import evaluate_sts, format_report, sts_dir_of
-    from trainer.model import SentenceModel, torch_encode
-    from trainer.train import TrainEval, TrainFinished, TrainStep, train
+    from trainer.mixcse.model import SentenceModel, torch_encode
+    from trainer.mixcse.train import TrainEval, TrainFinished, TrainStep, train
 
     sts_dir = sts_dir_of(args.sts)
     config = TrainConfig(base=str(args.bert), corpus=(str(args.wiki),), one_per_line=True,

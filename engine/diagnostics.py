@@ -154,7 +154,8 @@ def check_data_folder(report: Report, paths: DataPaths) -> None:
 def check_models(report: Report, paths: DataPaths, *, verify: bool) -> None:
     from engine.encoders.onnx import resolve_device
     from engine.errors import BabelfindError
-    from engine.models import active_model_name, choose_variant, list_models, model_dir, verify_files
+    from engine.model_manifest import verify_files
+    from engine.models import active_model_name, choose_variant, list_models, model_dir
 
     models = list_models(paths)
     active = active_model_name(paths)

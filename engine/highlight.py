@@ -1,6 +1,6 @@
 """Where a query's words occur in a text: whole words, folded like the keyword index.
 
-    >>> match_spans("ffi_prep_closure_loc failed; Red Hat", query_terms("closure red"))
+    >>> match_spans("ffi_prep_closure_loc failed; Red Hat", parse_query("closure red").highlight)
     [(9, 16), (29, 32)]
 
 A word matches a whole token or one part of an identifier ("closure" marks just that
@@ -11,11 +11,10 @@ they stand together. Excluded words and filters mark nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.errors import QuerySyntaxError
 from engine.index.keyword_tokens import Token, tokenize
-from engine.query import ParsedQuery, parse_query
 
 
 # Short English function words a query often holds; marking them in a snippet is noise
@@ -35,25 +34,15 @@ class HighlightTerms:
         return bool(self.words or self.phrases)
 
     @classmethod
-    def of(cls, parsed: ParsedQuery) -> HighlightTerms:
-        return _terms(parsed.words, parsed.phrases)
+    def of_tokens(cls, words: Sequence[Token], phrases: Sequence[Sequence[Token]]) -> HighlightTerms:
+        """From a parsed query's tokens (engine.query.ParsedQuery.highlight)."""
+        terms = frozenset(t.term for t in words)
+        if terms - _FUNCTION_WORDS:  # "why are the bees" marks "bees", not every "the"
+            terms -= _FUNCTION_WORDS
+        return cls(terms, tuple(s for s in (tuple(t.term for t in p) for p in phrases) if s))
 
 
-def query_terms(query: str) -> HighlightTerms:
-    """The terms of the search box text to mark; a malformed query marks its plain words."""
-    try:
-        parsed = parse_query(query)
-        words, phrases = parsed.words, parsed.phrases
-    except QuerySyntaxError:
-        words, phrases = tuple(query.replace('"', " ").split()), ()
-    return _terms(words, phrases)
-
-
-def _terms(words: tuple[str, ...], phrases: tuple[str, ...]) -> HighlightTerms:
-    terms = frozenset(t.term for w in words for t in tokenize(w))
-    if terms - _FUNCTION_WORDS:  # "why are the bees" marks "bees", not every "the"
-        terms -= _FUNCTION_WORDS
-    return HighlightTerms(terms, tuple(s for s in (tuple(t.term for t in tokenize(p)) for p in phrases) if s))
+NO_TERMS = HighlightTerms(frozenset(), ())
 
 
 def match_spans(text: str, terms: HighlightTerms) -> list[tuple[int, int]]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from engine.segment import PassageSpan, Span
+from engine.spans import PassageSpan, Span
 
 # A leader run: ". . . ." (spaced dots, as PDF TOCs print them) or "......", "……", "····",
 # "____". Spaced runs need four dots, tight runs six, so "Wait... what" stays content.

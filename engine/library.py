@@ -41,9 +41,10 @@ from engine.index.live_index import LiveIndex
 from engine.langid import detect_language
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
-from engine.query import parse_query, with_filters
+from engine.query import ParsedQuery, parse_query, with_filters
 from engine.scan import key_path, path_key
-from engine.search import Mode, SearchConfig, SearchIndexes, run_search
+from engine.search import Mode, SearchIndexes, run_search
+from engine.search_config import SearchConfig
 from engine.store import Store
 from engine.store.catalog import passage_catalog
 from engine.store.urls import mask_url, sqlite_file
@@ -348,14 +349,19 @@ class Library:
         return list(self.search_results(query, k, languages=languages, path_prefix=path_prefix,
                                         file_types=file_types, encoder=encoder, mode=mode).hits)
 
-    def search_results(self, query: str, k: int = 10, *, languages: Collection[str] | None = None,
-                       path_prefix: str | None = None, file_types: Collection[str] | None = None,
-                       encoder: Encoder | None = None, mode: Mode = "fused",
-                       config: SearchConfig | None = None) -> SearchResults:
-        """Like `search`, with how many documents match in all and per language."""
-        parsed = with_filters(parse_query(query), languages, path_prefix, file_types)
+    def search_results(self, query: str | ParsedQuery, k: int = 10, *,
+                       languages: Collection[str] | None = None, path_prefix: str | None = None,
+                       file_types: Collection[str] | None = None, encoder: Encoder | None = None,
+                       mode: Mode = "fused", config: SearchConfig | None = None) -> SearchResults:
+        """Like `search`, with how many documents match in all and per language.
+
+        `query` is the search box text, or that text parsed (engine.query.parse_query) by a
+        caller that searches it more than once; the results carry the parsed query.
+        """
+        parsed = parse_query(query) if isinstance(query, str) else query
+        parsed = with_filters(parsed, languages, path_prefix, file_types)
         if parsed.is_empty:
-            return SearchResults((), 0, {})
+            return SearchResults((), 0, {}, query=parsed)
         self._catch_up()  # documents another process indexed meanwhile
         vector = None
         if mode != "keyword":

@@ -5,92 +5,37 @@
 
 Each folder holds ONNX file(s), `tokenizer.json` and `manifest.json` (a `ModelManifest`)
 that lists every file with its SHA-256, so a damaged or truncated copy is caught with
-an error naming the file. No torch here: exporting lives in `trainer.export`.
+an error naming the file. No torch here: exporting lives in `trainer.serving.export`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import re
 import shutil
 import tempfile
 import zipfile
-from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from engine.config import DataPaths, data_paths, load_settings, save_settings
 from engine.errors import InputError, ModelError
 from engine.model_archive import unpack_model
-from engine.private import make_tree_private, open_private, private_folder
-from engine.model_files import contained, validate_manifest
+from engine.model_files import contained
+from engine.model_manifest import (
+    MANIFEST_FILE,
+    VERIFIED_FILE,
+    ModelManifest,
+    read_manifest,
+    verify_files,
+    write_manifest,
+)
+from engine.private import make_tree_private, private_folder
 
 log = logging.getLogger(__name__)
 
-MANIFEST_FILE = "manifest.json"
-# size + mtime of files whose checksum was verified, so loading skips re-hashing 470 MB
-VERIFIED_FILE = ".verified.json"
-FAMILIES = ("transformer", "laser")
 VARIANTS = ("fp32", "fp16", "int8")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-@dataclass(frozen=True)
-class ModelManifest:
-    """What `manifest.json` says about one registered model.
-
-    `variants` maps "fp32"/"fp16"/"int8" to {"file": name or None, "reason": why not
-    produced, plus quality numbers}; `files` maps every file name to its SHA-256.
-    """
-
-    name: str
-    family: str  # "transformer" | "laser"
-    dim: int
-    pooling: str  # "mean" | "cls"
-    max_length: int
-    prefixes: dict = field(default_factory=lambda: {"query": "", "passage": ""})
-    languages: tuple[str, ...] = ()
-    source: str = ""
-    licence: str = ""
-    files: dict = field(default_factory=dict)
-    export_parity: dict = field(default_factory=dict)
-    variants: dict = field(default_factory=dict)
-    training: dict | None = None
-    notes: str = ""
-    pad_token_id: int = 0
-    tokenizer_file: str = "tokenizer.json"
-    # family-specific text preparation (LASER: vocab file, punctuation language, case)
-    preprocessing: dict = field(default_factory=dict)
-    # the memory-mapped token embedding table beside the graph (engine.encoders.embedding_table);
-    # empty in folders of earlier versions, whose graphs hold the table (migrated on load)
-    embeddings: dict = field(default_factory=dict)
-    # quick-loading form of the tokenizer (engine.encoders.unigram), "" when not made
-    compact_tokenizer: str = ""
-
-    def variant_file(self, variant: str) -> str | None:
-        """The ONNX file of `variant`, or None when that variant was not produced."""
-        return (self.variants.get(variant) or {}).get("file")
-
-    def serving_files(self) -> list[str]:
-        """Files every variant reads besides its graph and tokenizer.json (the embedding
-        table, the compact tokenizer)."""
-        from engine.encoders.embedding_table import table_files
-
-        return table_files(self.embeddings) + ([self.compact_tokenizer] if self.compact_tokenizer else [])
-
-    def to_json(self) -> str:
-        data = asdict(self)
-        data["languages"] = list(self.languages)
-        return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> ModelManifest:
-        known = {f for f in cls.__dataclass_fields__}
-        kwargs = {k: v for k, v in data.items() if k in known}
-        kwargs["languages"] = tuple(kwargs.get("languages", ()))
-        return cls(**kwargs)
 
 
 def check_name(name: str) -> str:
@@ -108,91 +53,6 @@ def _paths(paths: DataPaths | None) -> DataPaths:
 
 def model_dir(name: str, paths: DataPaths | None = None) -> Path:
     return _paths(paths).models / check_name(name)
-
-
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def read_manifest(folder: Path) -> ModelManifest:
-    """The manifest in `folder`; ModelError naming the file when absent or unreadable."""
-    path = Path(folder) / MANIFEST_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as e:
-        raise ModelError(f"model manifest is missing: {path}", path) from e
-    except (OSError, ValueError) as e:
-        raise ModelError(f"model manifest is unreadable: {path} ({e})", path) from e
-    validate_manifest(data, path)  # types, ranges, and every file name kept inside `folder`
-    try:
-        manifest = ModelManifest.from_dict(data)
-    except (TypeError, ValueError) as e:
-        raise ModelError(f"model manifest is unreadable: {path} ({e})", path) from e
-    if manifest.family not in FAMILIES:
-        raise ModelError(f"{path}: unknown model family {manifest.family!r}", path)
-    return manifest
-
-
-def write_manifest(folder: Path, manifest: ModelManifest) -> ModelManifest:
-    """Writes `manifest` with the checksums of every file now in `folder`."""
-    folder = Path(folder)
-    files = {
-        p.relative_to(folder).as_posix(): sha256_file(p)
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and p.name not in (MANIFEST_FILE, VERIFIED_FILE)
-    }
-    manifest = replace(manifest, files=files)
-    tmp = folder / (MANIFEST_FILE + ".tmp")
-    tmp.write_text(manifest.to_json(), encoding="utf-8")
-    os.replace(tmp, folder / MANIFEST_FILE)
-    return manifest
-
-
-def verify_files(folder: Path, manifest: ModelManifest, names=None) -> None:
-    """Raises ModelError naming the first file that is missing or fails its checksum.
-
-    A file whose size and mtime match the last successful check is not re-hashed.
-    """
-    folder = Path(folder)
-    stamps = _read_stamps(folder)
-    changed = False
-    for name in names if names is not None else manifest.files:
-        path = contained(folder, name)
-        expected = manifest.files.get(name)
-        if expected is None:
-            raise ModelError(f"{path}: not listed in the model manifest", path)
-        if not path.is_file():
-            raise ModelError(f"model file is missing: {path}", path)
-        stat = path.stat()
-        stamp = [stat.st_size, stat.st_mtime_ns, expected]
-        if stamps.get(name) == stamp:
-            continue
-        if sha256_file(path) != expected:
-            raise ModelError(
-                f"model file is damaged or truncated (checksum mismatch): {path}", path
-            )
-        stamps[name], changed = stamp, True
-    if changed:
-        _write_stamps(folder, stamps)
-
-
-def _read_stamps(folder: Path) -> dict:
-    try:
-        return json.loads((folder / VERIFIED_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def _write_stamps(folder: Path, stamps: dict) -> None:
-    try:
-        with open_private(folder / VERIFIED_FILE, "w") as f:
-            f.write(json.dumps(stamps))
-    except OSError:  # a read-only registry still works, it just re-hashes next time
-        log.debug("cannot record verified checksums in %s", folder)
 
 
 def list_models(paths: DataPaths | None = None) -> list[ModelManifest]:
@@ -317,7 +177,7 @@ def install_folder(folder: Path, target: Path) -> None:
 
 
 # Tatoeba languages (LASER's set) an int8 gate must have measured before int8 is served
-# by default; trainer.int8_gate runs the gate and records its evidence in the manifest.
+# by default; trainer.serving.int8_gate runs the gate and records its evidence in the manifest.
 INT8_GATE_LANGUAGES = 112
 
 
@@ -384,9 +244,8 @@ def load_encoder(
         ModelError naming the file when a model file is missing, damaged or not the
         kind of model the manifest says.
     """
-    from engine.encoders.onnx import resolve_device
-
     from engine.encoders.migrate import ensure_body_format, restore_interrupted_swap
+    from engine.encoders.onnx import resolve_device
 
     paths = _paths(paths)
     name = name or active_model_name(paths)

@@ -8,6 +8,8 @@ Syntax (QUERY_HELP is the text shown by `babelfind search --help` and the window
   words            searched by meaning and as keywords
   "exact phrase"   only passages holding these words in this order (accents and case ignored)
   -word, -"a b"    leave out documents holding the word or phrase
+  --option, -rf    searched for as written: two dashes always; one dash when it follows a
+                   word and reads as a command's short flag (see `is_short_flag`)
   lang:de          only passages in this language; lang:de,fr for several
   type:pdf         only files of this type; type:pdf,docx for several
   path:~/Papers    only documents in this folder (quote a path with spaces: path:"~/My Papers")
@@ -22,6 +24,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 
 from engine.errors import (
@@ -31,12 +34,17 @@ from engine.errors import (
     UnknownFilterError,
     UnknownLanguageError,
 )
+from engine.highlight import HighlightTerms
+from engine.index.keyword_tokens import Token, tokenize
 
 QUERY_HELP = """\
 Query syntax (one search box for all of it):
   words             search by meaning and by the words themselves
   "exact phrase"    only passages with exactly these words, in this order
   -word  -"a b"     leave out documents that contain the word or phrase
+  --global  -rf     options are searched for: two dashes always, one dash for a short
+                    flag after a word (rm -rf, ls -la, tar -xzf, kill -9); quote a word
+                    to leave it out all the same: -"la"
   lang:de           only passages in a language (lang:de,fr for several)
   type:pdf          only files of a type (type:pdf,docx for several)
   path:~/Papers     only documents in a folder (path:"~/My Papers" with spaces)
@@ -60,7 +68,11 @@ _DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 @dataclass(frozen=True)
 class ParsedQuery:
-    """What one line in the search box asks for."""
+    """What one line in the search box asks for, parsed once per search.
+
+    Every later step reads what it needs from here: retrieval and restriction the keyword
+    tokens, the front ends the terms to mark (`highlight`); none of them parses again.
+    """
 
     words: tuple[str, ...] = ()  # plain words: meaning and keywords
     phrases: tuple[str, ...] = ()  # required, in order
@@ -80,6 +92,31 @@ class ParsedQuery:
     def keyword_words(self) -> tuple[str, ...]:
         """Words the keyword index scores (phrase words count too)."""
         return self.words + self.phrases
+
+    @cached_property
+    def word_tokens(self) -> tuple[Token, ...]:
+        """Keyword tokens of the plain words (engine.index.keyword_tokens)."""
+        return tuple(token for word in self.words for token in tokenize(word))
+
+    @cached_property
+    def phrase_tokens(self) -> tuple[tuple[Token, ...], ...]:
+        """Keyword tokens of each phrase, in order."""
+        return tuple(tuple(tokenize(phrase)) for phrase in self.phrases)
+
+    @cached_property
+    def excluded_tokens(self) -> tuple[tuple[Token, ...], ...]:
+        """Keyword tokens of each excluded word or phrase."""
+        return tuple(tuple(tokenize(text)) for text in self.excluded)
+
+    @property
+    def keyword_tokens(self) -> tuple[Token, ...]:
+        """What the keyword index scores: the words' tokens, then the phrases'."""
+        return self.word_tokens + tuple(token for phrase in self.phrase_tokens for token in phrase)
+
+    @cached_property
+    def highlight(self) -> HighlightTerms:
+        """The terms a front end marks in snippets and the preview."""
+        return HighlightTerms.of_tokens(self.word_tokens, self.phrase_tokens)
 
     @property
     def has_filters(self) -> bool:
@@ -118,6 +155,9 @@ def parse_query(text: str) -> ParsedQuery:
         bare = part.group("bare")
         if negated and not bare:
             continue
+        if negated and (bare.startswith("-") or (words and is_short_flag(bare))):
+            words.append("-" + bare)  # an option pasted from a command line: `--global`, `rm -rf`
+            continue
         (excluded if negated else words).append(bare)
     return ParsedQuery(
         words=tuple(words), phrases=tuple(phrases), excluded=tuple(excluded),
@@ -126,6 +166,23 @@ def parse_query(text: str) -> ParsedQuery:
         modified_after=_latest(_date(v, "after") for v in filters["after"]),
         modified_before=_earliest(_date(v, "before") for v in filters["before"]),
     )
+
+
+def is_short_flag(word: str) -> bool:
+    """Whether `-word`, after another word, reads as a command's flag rather than "leave out".
+
+    Example: [is_short_flag(w) for w in ("rf", "la", "xzf", "9", "Dkey=1", "wasps", "car")]
+    == [True, True, True, True, True, False, False]
+
+    Flags are one or two characters, or clusters of letters no word is spelt with (no
+    vowel), or hold digits or `=`; a word the user wants left out is none of these. A flag
+    with vowels (`find -name`) reads as a word: the help says to quote it.
+    """
+    if not word or not word[0].isalnum():
+        return False
+    if len(word) <= 2 or "=" in word or any(c.isdigit() for c in word):
+        return True
+    return word.isascii() and word.isalpha() and not set(word.lower()) & set("aeiouy")
 
 
 def _values(raw: list[str]) -> list[str]:

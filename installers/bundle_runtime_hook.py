@@ -1,7 +1,7 @@
 """Runs first in both bundled executables: point Babelfind at what the bundle carries.
 
 - BABELFIND_PREPARED_MODELS: the default models, prepared at build time; a fresh
-  BABELFIND_HOME copies them in (seconds) instead of building them (trainer.default_models).
+  BABELFIND_HOME copies them in (seconds) instead of building them (trainer.serving.default_models).
 - BABELFIND_RESOURCES: icons, style sheet, sample corpus and the int8 gate evidence.
 - BABELFIND_EXTRACT_WORKER: this run is the indexer's document reader, not the app.
 A value the user set already wins.

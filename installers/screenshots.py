@@ -69,11 +69,12 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.gui import APPLICATION, ORGANISATION
-    from app.gui.qt_main_window import QtMainWindow
-    from app.gui.qt_theme import app_icon, apply_theme
+    from app.gui.common.qt_theme import app_icon, apply_theme
+    from app.gui.qt_tools import install_tools
+    from app.gui.search.qt_main_window import QtMainWindow
     from engine.config import data_paths
     from engine.library import Library
-    from trainer.default_models import ensure_default_models
+    from trainer.serving.default_models import ensure_default_models
 
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(settings_dir))
@@ -86,6 +87,7 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     log.info("model: %s", ensure_default_models(paths, lambda f, m: log.info("  %3.0f%% %s", 100 * f, m)))
     library = Library.open(paths)
     window = QtMainWindow(library, QSettings())
+    install_tools(window)
     window.resize(*SIZE)
     window.show()
     try:
@@ -144,7 +146,7 @@ def _index(app, window, corpus: Path) -> None:
 def _shoot_training(app, window, data: Path, home: Path, out: Path) -> None:
     """Drives the wizard's pages as a user would and saves the run page near the end."""
     from app.gui.qt_tools import open_train_wizard
-    from trainer.train import TrainStep
+    from trainer.mixcse.train import TrainStep
 
     wizard = open_train_wizard(window, sts_dir=_short_sts(data / "sts" / "original", home / "sts-short"))
     wizard.resize(900, 640)

@@ -47,7 +47,7 @@ def installed_models(tmp_path_factory) -> Path:
     BABELFIND_TEST_MODELS=/path/to/models reuses a copy installed earlier.
     """
     from engine.config import DataPaths
-    from trainer.default_models import install_default_models
+    from trainer.serving.default_models import install_default_models
 
     if os.environ.get("BABELFIND_TEST_MODELS"):
         return _current_format(Path(os.environ["BABELFIND_TEST_MODELS"]), tmp_path_factory)
@@ -64,7 +64,7 @@ def _current_format(models: Path, tmp_path_factory) -> Path:
     """`models`, or once per session a body + table copy of it when it holds folders of an
     earlier version (so tests do not each migrate them; `models` is only read)."""
     from engine.encoders.migrate import migrated_copy, needs_migration
-    from engine.models import read_manifest
+    from engine.model_manifest import read_manifest
 
     folders = [f for f in sorted(models.iterdir()) if f.is_dir() and not f.name.startswith(".")]
     if not any(needs_migration(read_manifest(f)) for f in folders):
@@ -81,7 +81,7 @@ def default_models(babelfind_home, installed_models) -> Path:
     """Links the session's installed default models into this test's BABELFIND_HOME and
     makes the multilingual model active; returns the test's models dir."""
     from engine.config import data_paths, save_settings
-    from trainer.default_models import DEFAULT_MODEL
+    from trainer.serving.default_models import DEFAULT_MODEL
 
     models = babelfind_home / "models"
     models.mkdir(exist_ok=True)

@@ -1,4 +1,4 @@
-"""Worker of tests/trainer/test_ddp.py (a module of its own so spawned processes import it)."""
+"""Worker of tests/trainer/mixcse/test_ddp.py (a module of its own so spawned processes import it)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _worker(rank: int, port: int, out_dir: str, tiny: str | None) -> None:
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=WORLD)
     try:
-        from trainer.train import make_loss
+        from trainer.mixcse.train import make_loss
 
         model = torch.nn.parallel.DistributedDataParallel(model_under_test())
         x1, x2 = data()
@@ -62,7 +62,7 @@ def _worker(rank: int, port: int, out_dir: str, tiny: str | None) -> None:
 def _train_tiny(tiny: str, out_dir: str) -> list:
     """The real loop under DDP: both ranks must see the same loss every step."""
     from train_helpers import tiny_config
-    from trainer.train import TrainStep, train
+    from trainer.mixcse.train import TrainStep, train
 
     config = tiny_config(Path(tiny), Path(tiny).parent / "corpus.txt", Path(out_dir) / "run",
                          max_steps=2, batch_size=4)

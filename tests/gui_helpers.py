@@ -12,7 +12,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QWizard
 
-from app.gui.qt_main_window import QtMainWindow
+from app.gui.search.qt_main_window import QtMainWindow
 
 JOB_TIMEOUT_MS = 120_000
 

@@ -95,3 +95,22 @@ def postgres_database() -> Iterator[str]:
         with admin.connect() as c:
             c.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+def count_query_parses(monkeypatch) -> list[str]:
+    """The texts `engine.query.parse_query` is called with from now on, whichever module
+    calls it (every module that imported the function gets the counting one)."""
+    import sys
+
+    import engine.query
+
+    original, calls = engine.query.parse_query, []
+
+    def counting(text: str):
+        calls.append(text)
+        return original(text)
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "parse_query", None) is original:
+            monkeypatch.setattr(module, "parse_query", counting)
+    return calls

@@ -65,7 +65,7 @@ def write_wordpiece_tokenizer(folder: Path, vocab: list[str]) -> None:
 def register_tiny_model(paths, name: str = "tiny", *, pooling: str = "mean",
                         prefixes: dict | None = None, variants=(), seed: int = 0, **kwargs):
     """Exports a fresh tiny BERT into the registry at `paths`; returns its manifest."""
-    from trainer.export import export_transformer
+    from trainer.serving.export import export_transformer
 
     src = make_tiny_bert(paths.home / f"src-{name}", seed=seed)
     return export_transformer(src, name, pooling=pooling, max_length=64,
@@ -78,7 +78,7 @@ def tiny_bert_weights(folder: Path) -> tuple[dict, dict, str]:
     """(state dict, config, tokenizer.json text) of a `make_tiny_bert` folder, read without torch."""
     import json
 
-    from trainer.bert_graph import read_safetensors
+    from trainer.serving.bert_graph import read_safetensors
 
     folder = Path(folder)
     return (read_safetensors(folder / "model.safetensors"),
@@ -89,9 +89,9 @@ def tiny_bert_weights(folder: Path) -> tuple[dict, dict, str]:
 def register_old_format_model(paths, name: str = "old", *, seed: int = 0, int8: bool = True):
     """A registry folder as earlier versions wrote it: graphs that take input_ids and hold
     the embedding table (model.onnx, model.int8.onnx), no `embeddings` in the manifest."""
-    from engine.models import ModelManifest, write_manifest
-    from trainer.export import TorchEncoder, _save_tokenizer, export_onnx
-    from trainer.quantise import quantise_int8
+    from engine.model_manifest import ModelManifest, write_manifest
+    from trainer.serving.export import TorchEncoder, _save_tokenizer, export_onnx
+    from trainer.serving.quantise import quantise_int8
 
     src = make_tiny_bert(paths.home / f"src-{name}", seed=seed)
     folder = paths.models / name

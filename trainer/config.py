@@ -18,11 +18,11 @@ from pathlib import Path
 from engine.errors import InputError
 
 POOLINGS = ("auto", "cls_mlp", "cls", "mean")
-# What scores a run and selects its best checkpoint (`trainer.train`): STS-B dev when there
+# What scores a run and selects its best checkpoint (`trainer.mixcse.train`): STS-B dev when there
 # is STS data, else held-out translation pairs, else held-out corpus sentences.
 STS_METRIC = "STS-B dev Spearman"
 PAIR_METRIC = "held-out translation retrieval"
-SENTENCE_METRIC = "held-out sentence separation"  # trainer.sentence_eval
+SENTENCE_METRIC = "held-out sentence separation"  # trainer.mixcse.sentence_eval
 DEVICES = ("auto", "cpu", "cuda")
 # The default anchor to the base beside translation pairs is this / tau (100 at tau 0.05):
 # the contrastive logits are cosines / tau, so it scales with them. Chosen on STS-B dev and

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from app.cli.arguments import existing_file, existing_path
+from app.cli.output import manifest_dict, print_result
 from engine.errors import InputError
 
 
@@ -69,8 +70,7 @@ def run_import_laser(args) -> int:
 
 
 def _import(args, checkpoint: Path, spm: Path, cvocab: Path | None, name: str) -> int:
-    from app.cli.model_commands import _manifest_dict, _print
-    from trainer.laser import export_laser
+    from trainer.laser.bilstm import export_laser
 
     def progress(fraction: float, message: str) -> None:
         if not args.json:
@@ -81,7 +81,7 @@ def _import(args, checkpoint: Path, spm: Path, cvocab: Path | None, name: str) -
     manifest = export_laser(checkpoint, spm, cvocab, name, replace_existing=args.replace,
                             progress=progress)
     parity = manifest.export_parity["min_cosine"]
-    _print(_manifest_dict(manifest), args.json,
+    print_result(manifest_dict(manifest), args.json,
            f"imported {manifest.name} (LASER, dim {manifest.dim}, ONNX parity {parity:.6f})")
     return 0
 

@@ -4,7 +4,7 @@
     babelfind train-laser --teacher multilingual-e5-small --corpus ~/notes --pairs de-en.tsv --out x
     babelfind train-laser --out notes-laser --resume                         # after a crash or Ctrl-C
 
-A BiLSTM learns to give the teacher's vectors (trainer.laser_student); the result is a
+A BiLSTM learns to give the teacher's vectors (trainer.laser.student); the result is a
 LASER model (family "laser") that search, index and mine use like any other, several times
 faster than a transformer on a CPU. The run folder is BABELFIND_HOME/training/OUT unless
 --run-dir; the teacher's vectors are cached there, so --resume does not encode again.
@@ -19,7 +19,7 @@ from pathlib import Path
 from app.cli.arguments import at_least_one, existing_path
 from app.cli.model_setup import ACTIVE_MODEL
 from engine.errors import InputError
-from trainer.laser_student_config import DEVICES, StudentConfig as Defaults
+from trainer.laser.student_config import DEVICES, StudentConfig as Defaults
 
 
 def register(subparsers) -> None:
@@ -79,8 +79,8 @@ def check_train_laser(args) -> None:
 
 def build_config(args, paths):
     from engine.models import active_model_name
-    from trainer.laser_student_config import StudentConfig
-    from trainer.laser_student_files import saved_config
+    from trainer.laser.student_config import StudentConfig
+    from trainer.laser.student_files import saved_config
 
     run_dir = (args.run_dir or paths.home / "training" / args.out).expanduser().absolute()
     if args.resume:
@@ -102,8 +102,8 @@ def build_config(args, paths):
 def run_train_laser(args) -> int:
     from app.cli.train_command import _switch
     from engine.config import data_paths
-    from trainer.laser_student import train_student
-    from trainer.laser_student_files import finish_student
+    from trainer.laser.student import train_student
+    from trainer.laser.student_files import finish_student
 
     paths = data_paths()
     config = build_config(args, paths)
@@ -130,7 +130,7 @@ def run_train_laser(args) -> int:
 def drive(events):
     """Stage lines, a progress bar with the loss; returns the StudentFinished event."""
     from app.cli.train_progress import drive_training
-    from trainer.laser_student import StudentFinished, StudentStage, StudentStarted
+    from trainer.laser.student import StudentFinished, StudentStage, StudentStarted
 
     stage = None
 

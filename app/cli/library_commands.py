@@ -184,7 +184,7 @@ def run_search(args) -> int:
     if not hits:
         print("no results")
         return 0
-    terms = highlight_terms(args.query)
+    terms = results.query.highlight
     for rank, hit in enumerate(hits, 1):
         if hit.weak and (rank == 1 or not hits[rank - 2].weak):
             print("Weaker matches" if rank > 1 else "No strong matches. Weaker matches")
@@ -221,12 +221,6 @@ def _marked(snippet: str, terms) -> str:
         out += [snippet[at:start], "[", snippet[start:end], "]"]
         at = end
     return "".join(out + [snippet[at:]])
-
-
-def highlight_terms(query: str):
-    from engine.highlight import query_terms
-
-    return query_terms(query)
 
 
 def _hit_json(hit) -> dict:

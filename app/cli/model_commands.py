@@ -19,7 +19,9 @@ import sys
 from pathlib import Path
 
 from app.cli.arguments import existing_file, existing_folder, existing_path, output_file
+from app.cli.laser_commands import register_models as register_laser_models
 from app.cli.model_setup import ACTIVE_MODEL
+from app.cli.output import manifest_dict, print_result
 from engine.errors import InputError
 
 NO_MODELS_YET = ("no models installed yet; the bundled ones (multilingual-e5-small, "
@@ -47,9 +49,7 @@ def register(subparsers) -> None:
             parser.add_argument("source", type=existing_path, help="folder or .zip from 'models export'")
         if action == "export":
             parser.add_argument("dest", type=output_file, help="the .zip to write")
-    from app.cli.laser_commands import register_models
-
-    register_models(sub)  # import-laser, download: official LASER encoders
+    register_laser_models(sub)  # import-laser, download: official LASER encoders
 
     embed = subparsers.add_parser("embed", help="encode one sentence per line into a .npy file")
     embed.add_argument("input", type=existing_file, help="UTF-8 text file, one sentence per line")
@@ -81,14 +81,6 @@ def _chosen_model(args) -> str:
     return args.model or ACTIVE_MODEL
 
 
-def _print(data, as_json: bool, text: str) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False) if as_json else text)
-
-
-def _manifest_dict(manifest) -> dict:
-    return json.loads(manifest.to_json())
-
-
 def run_models_list(args) -> int:
     from engine.models import active_model_name, list_models
 
@@ -99,7 +91,7 @@ def run_models_list(args) -> int:
              "languages": len(m.languages), "licence": m.licence} for m in manifests]
     lines = [f"{'*' if r['active'] else ' '} {r['name']:<28} dim {r['dim']:<5} "
              f"{','.join(r['variants']):<15} {r['licence']}" for r in rows]
-    _print(rows, args.json, "\n".join(lines) or NO_MODELS_YET)
+    print_result(rows, args.json, "\n".join(lines) or NO_MODELS_YET)
     return 0
 
 
@@ -108,10 +100,10 @@ def run_models_info(args) -> int:
 
     manifest = get_manifest(args.name)
     int8_reason = int8_not_default_reason(manifest)
-    data = _manifest_dict(manifest) | {"active": active_model_name() == manifest.name,
+    data = manifest_dict(manifest) | {"active": active_model_name() == manifest.name,
                                        "int8_not_default": int8_reason}
     if args.json:
-        _print(data, True, "")
+        print_result(data, True, "")
         return 0
     for key in ("name", "active", "family", "dim", "pooling", "max_length", "prefixes",
                 "source", "licence", "notes", "export_parity"):
@@ -141,7 +133,7 @@ def run_models_use(args) -> int:
     paths = data_paths()
     manifest = set_active(args.name, paths)
     switched = _switch_library(args, manifest.name, paths)
-    _print({"active": manifest.name, "reindexed": switched}, args.json,
+    print_result({"active": manifest.name, "reindexed": switched}, args.json,
            f"active model: {manifest.name}" + (" (index re-encoded)" if switched else ""))
     return 0
 
@@ -167,7 +159,7 @@ def run_models_import(args) -> int:
     from engine.models import import_model
 
     manifest = import_model(args.source)
-    _print(_manifest_dict(manifest), args.json, f"imported {manifest.name}")
+    print_result(manifest_dict(manifest), args.json, f"imported {manifest.name}")
     return 0
 
 
@@ -175,7 +167,7 @@ def run_models_export(args) -> int:
     from engine.models import export_model
 
     dest = export_model(args.name, args.dest)
-    _print({"name": args.name, "zip": str(dest)}, args.json, f"wrote {dest}")
+    print_result({"name": args.name, "zip": str(dest)}, args.json, f"wrote {dest}")
     return 0
 
 
@@ -183,7 +175,7 @@ def run_models_remove(args) -> int:
     from engine.models import remove_model
 
     remove_model(args.name)
-    _print({"removed": args.name}, args.json, f"removed {args.name}")
+    print_result({"removed": args.name}, args.json, f"removed {args.name}")
     return 0
 
 

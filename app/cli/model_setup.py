@@ -49,7 +49,7 @@ def prepare_models(paths: DataPaths, which: str) -> None:
 
 def _first_use_work() -> str:
     """What the first use does: copy the models an installer prepared, or build them."""
-    from trainer.default_models import prepared_models_dir
+    from trainer.serving.default_models import prepared_models_dir
 
     prepared = prepared_models_dir()
     if prepared is not None and prepared.is_dir():

@@ -7,7 +7,7 @@
 
 The run folder (checkpoints, best model) is BABELFIND_HOME/training/OUT unless --run-dir.
 Training needs no installed model, so a fresh home installs nothing first: a bundled
---base is read from its Python package (trainer.model.resolve_base_model) and the new
+--base is read from its Python package (trainer.mixcse.model.resolve_base_model) and the new
 model is registered on its own.
 """
 
@@ -128,7 +128,7 @@ def build_config(args, paths):
 def run_train(args) -> int:
     from app.logging_setup import route_transformers_logs
     from engine.config import data_paths
-    from trainer.train import TrainFinished, train
+    from trainer.mixcse.train import TrainFinished, train
 
     paths = data_paths()
     route_transformers_logs()  # its load report and weight bars go to the log
@@ -138,7 +138,7 @@ def run_train(args) -> int:
         raise InputError("training ended without a result")
     sts_dir = Path(finished.config.sts_dir) if finished.config.sts_dir and not args.no_sts else None
     _err(f"exporting the best checkpoint (step {finished.best_step}) as '{args.out}'")
-    from trainer.finish import finish_training
+    from trainer.mixcse.finish import finish_training
 
     manifest = finish_training(finished, args.out, sts_dir=sts_dir, activate=args.activate,
                                paths=paths, replace_existing=args.replace)
@@ -154,7 +154,7 @@ def _err(message: str) -> None:
 def _drive(events):
     """Prints corpus counts, shows a progress bar with the loss; returns TrainFinished."""
     from app.cli.train_progress import drive_training
-    from trainer.train_events import TrainFinished, TrainStarted
+    from trainer.events import TrainFinished, TrainStarted
 
     return drive_training(events, started=TrainStarted, finished=TrainFinished, on_start=_print_start,
                           eval_text=eval_line,

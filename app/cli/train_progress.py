@@ -22,7 +22,7 @@ def drive_training(events: Iterable, *, started: type, finished: type, on_start:
     """
     from tqdm import tqdm
 
-    from trainer.train_events import TrainEval, TrainStep, TrainWarning
+    from trainer.events import TrainEval, TrainStep, TrainWarning
 
     bar, result = None, None
     try:

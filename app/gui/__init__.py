@@ -4,7 +4,12 @@
     >>> main([])        # opens the window; returns the exit code when it closes
 
 Qt modules are `qt_*.py` and their classes `Qt*`; they only call engine/ and show what
-it returns. Long engine jobs run in `qt_worker.QtWorker`.
+it returns. Long engine jobs run in `common.qt_worker.QtWorker`. The folders:
+
+    search/     the search window: search bar, results, preview, indexing, menus, settings
+    training/   Tools > Train a model: the training wizard's pages
+    mining/     Tools > Find parallel sentences: the mining panel
+    common/     what they share: workers and jobs, theme, plots, file and language helpers
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if not platform_ready():
         return 1
-    from app.gui.qt_logging import qt_messages_to_log
+    from app.gui.common.qt_logging import qt_messages_to_log
     from app.logging_setup import logging_to_file, verbose_requested
     from engine.config import data_paths
 
@@ -41,9 +46,10 @@ def _open_window(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from app.gui.qt_main_window import QtMainWindow
-    from app.gui.qt_menus import THEME_KEY
-    from app.gui.qt_theme import app_icon, apply_theme, follow_system
+    from app.gui.common.qt_theme import app_icon, apply_theme, follow_system
+    from app.gui.qt_tools import install_tools
+    from app.gui.search.qt_main_window import QtMainWindow
+    from app.gui.search.qt_menus import THEME_KEY
     from engine.config import data_paths
     from engine.errors import BabelfindError
     from engine.library import Library
@@ -68,6 +74,7 @@ def _open_window(args: argparse.Namespace) -> int:
         QMessageBox.critical(None, "Babelfind cannot start", str(e))
         return 1
     window = QtMainWindow(library, settings)
+    install_tools(window)
     window.show()
     if args.paths:
         window.index_paths(args.paths)
@@ -102,7 +109,7 @@ def ensure_models(paths) -> bool:
     from PySide6.QtWidgets import QMessageBox, QProgressDialog
 
     from app.first_run import ensure_models as ensure_installed
-    from app.gui.qt_worker import QtWorker
+    from app.gui.common.qt_worker import QtWorker
 
     dialog = QProgressDialog("Preparing the models (first start only)...", "Cancel", 0, 1000)
     dialog.setWindowTitle("Babelfind")

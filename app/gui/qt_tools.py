@@ -1,9 +1,11 @@
 """Tools menu entries: "Train a model..." and "Find parallel sentences...".
 
-    >>> install_tools(window)          # after build_menus; adds the Tools menu
+    >>> window = QtMainWindow(library, settings)
+    >>> install_tools(window)          # adds the Tools menu
 
-Each tool opens its own window, made on first use; `shutdown_tools(window)` stops their
-background work when the main window closes.
+Each tool opens its own window, made on first use and kept in `window.tool_windows`
+(the main window stops their background work when it shuts down). The search window,
+the wizard and the mining panel do not know each other: this module puts them together.
 """
 
 from __future__ import annotations
@@ -13,11 +15,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox
 
-from app.gui.qt_menus import add_tool
+from app.gui.search.qt_menus import add_tool
 
 
 def install_tools(window) -> None:
-    window.tool_windows = {}
     train = QAction("Train a &model...", window)
     train.setToolTip("Adapt an encoder to your own sentences (MixCSE), then use it for search")
     train.triggered.connect(lambda: open_train_wizard(window))
@@ -40,7 +41,7 @@ def open_train_wizard(window, **kwargs):
     if missing:
         window.training_unavailable = _tell(window, training_missing_message("Training", missing))
         return None
-    from app.gui.qt_train_wizard import QtTrainWizard
+    from app.gui.training.qt_wizard import QtTrainWizard
 
     wizard = _open(window, "train")
     if wizard is None:
@@ -66,7 +67,7 @@ def _tell(window, text: str) -> QMessageBox:
 
 def open_mining_panel(window, **kwargs):
     """Shows the "Parallel sentences" window (one per main window); returns it."""
-    from app.gui.qt_mining_panel import QtMiningPanel
+    from app.gui.mining.qt_panel import QtMiningPanel
 
     panel = _open(window, "mine")
     if panel is None:
@@ -77,12 +78,6 @@ def open_mining_panel(window, **kwargs):
     panel.show()
     panel.raise_()
     return panel
-
-
-def shutdown_tools(window) -> None:
-    for tool in getattr(window, "tool_windows", {}).values():
-        if shiboken6.isValid(tool):
-            tool.shutdown()
 
 
 def _open(window, key: str):

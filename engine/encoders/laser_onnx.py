@@ -3,7 +3,7 @@
     >>> enc = LaserOnnxEncoder(folder, manifest)       # usually via engine.models.load_encoder
     >>> enc.encode(["Hallo Welt", "Hello world"])      # float32 [2, 1024], unit rows
 
-The ONNX graph (made by trainer.laser) takes int64 `input_ids` [batch, seq] (right-padded
+The ONNX graph (made by trainer.laser.bilstm) takes int64 `input_ids` [batch, seq] (right-padded
 with the pad id) and `lengths` [batch] (tokens per row, </s> included) and returns
 `embedding` [batch, dim]: max-pooled BiLSTM states, L2-normalised inside the graph.
 Text -> ids follows LASER's own preprocessing (engine.encoders.laser_tokenizer).

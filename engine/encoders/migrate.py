@@ -80,7 +80,7 @@ def migrate_folder(folder: Path, manifest, progress: Progress | None = None):
 def migrated_copy(folder: Path, dest: Path, manifest, progress: Progress | None = None):
     """Writes the body + table form of `folder` into the empty folder `dest` (`folder`
     is only read); returns its manifest, with checksums."""
-    from engine.models import write_manifest
+    from engine.model_manifest import write_manifest
 
     report = progress or (lambda fraction, message: None)
     _link_other_files(folder, dest, manifest)

@@ -4,7 +4,7 @@
     >>> enc.encode(["query text"], kind="query")    # float32 [1, dim], unit rows
     >>> enc.device, enc.providers                   # ('cpu', ['CPUExecutionProvider'])
 
-The ONNX graph (made by trainer.export) is the transformer body: it takes the looked-up
+The ONNX graph (made by trainer.serving.export) is the transformer body: it takes the looked-up
 `token_embeddings` float32 [batch, seq, dim] and int64 `attention_mask` [batch, seq]
 (plus `input_ids` when its position ids need them) and returns `embedding` [batch, dim],
 pooled and L2-normalised inside. The token embedding table is a memory-mapped file

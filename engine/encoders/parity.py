@@ -2,7 +2,7 @@
 
     >>> cosine_rows(before, after).min() >= 0.9999   # export, table split, migration
 
-Shared by the export (trainer.export: ONNX vs torch) and the engine's own conversions
+Shared by the export (trainer.serving.export: ONNX vs torch) and the engine's own conversions
 (engine.encoders.migrate: a folder before vs after its table moves out of the graph).
 """
 

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.search_config import SearchConfig, meaning_floor
 from engine.store import Store
 from engine.store.search_queries import vectors_of
 
 if TYPE_CHECKING:
     from engine.index.live_index import LiveIndex
-    from engine.search import SearchConfig
 
 SAMPLE_SIZE = 1024  # passages the mean and std are measured on: +-3% std error, 0.4 ms per query
 _RESAMPLE_GROWTH = 0.1  # draw a new sample when the collection changed size by 10%
@@ -77,8 +77,6 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None
         by_meaning = np.zeros(n, bool)
     else:
         z = np.nan_to_num(baseline.z(cosine), nan=-np.inf)
-        from engine.search import meaning_floor
-
         floor = meaning_floor(float(z.max(initial=-np.inf)), config)
         by_meaning = z >= floor
     if mode == "keyword":

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import StoreError
-from engine.index.keyword_tokens import index_terms, tokenize
+from engine.index.keyword_tokens import Token, index_terms, tokenize
 from engine.private import private_file, private_folder
 from engine.repairs import move_aside, repaired
 from engine.store import GenerationInfo, Store
@@ -87,10 +87,15 @@ class KeywordQuery:
 
     @classmethod
     def of(cls, words: Iterable[str]) -> KeywordQuery:
-        """The query's words as groups, function words ("in", "der", "les") left out
-        unless nothing else is left: in a small multilingual library they are rare
-        enough for a high idf, so they would lift any passage in the query's language."""
-        tokens = [token for word in words for token in tokenize(word)]
+        """The words as groups (a search has them already tokenised: `of_tokens`)."""
+        return cls.of_tokens([token for word in words for token in tokenize(word)])
+
+    @classmethod
+    def of_tokens(cls, tokens: Sequence[Token]) -> KeywordQuery:
+        """A query's tokens (engine.query.ParsedQuery.keyword_tokens) as groups, function
+        words ("in", "der", "les") left out unless nothing else is left: in a small
+        multilingual library they are rare enough for a high idf, so they would lift any
+        passage in the query's language."""
         content = [token for token in tokens if token.term not in STOPWORDS] or tokens
         groups = []
         for token in content:
@@ -345,6 +350,7 @@ class KeywordIndex:
             expression = '"' + " ".join(t.replace('"', '""') for t in terms) + '"'
         else:
             expression = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
         def read() -> np.ndarray:
             with self._lock:
                 rows = self._db.execute("SELECT rowid FROM passages WHERE passages MATCH ?", (expression,))

@@ -34,9 +34,10 @@ from engine.index.keyword_index import KeywordIndex
 from engine.store import GenerationInfo, Store
 from engine.store.search_queries import vectors_of
 from engine.index.vector_file import damage, read_trailer
+from engine.index.vectors import VectorIndex
+from engine.index.vector_config import VectorIndexConfig
 from engine.private import private_folder
 from engine.repairs import repaired
-from engine.index.vectors import VectorIndex, VectorIndexConfig
 
 log = logging.getLogger(__name__)
 

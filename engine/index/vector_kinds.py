@@ -10,12 +10,11 @@ of a filtered search. Callers hold the locks; nothing here keeps state.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from engine.index.vectors import VectorIndexConfig
+from engine.index.vector_config import VectorIndexConfig
 
 Kind = Literal["flat", "ivf"]
 BITMAP_IDS_PER_MEMBER = 64  # a filter bitmap may spend up to 8 bytes (64 ids) per id it holds

@@ -22,12 +22,12 @@ class InstallCalls:
 
 @pytest.fixture
 def fake_installer(monkeypatch, installed_models) -> InstallCalls:
-    """trainer.default_models.install_default_models replaced by links to the session's
+    """trainer.serving.default_models.install_default_models replaced by links to the session's
     installed models (the real install takes a minute and torch); counts its calls.
 
     ensure_default_models stays real, so its "is anything missing?" logic is what runs.
     """
-    import trainer.default_models as default_models
+    import trainer.serving.default_models as default_models
     from engine.models import active_model_name, set_active
 
     calls = InstallCalls()
@@ -66,7 +66,7 @@ def no_model_loads(monkeypatch):
 
     import engine.library
     import engine.models
-    import trainer.default_models as default_models
+    import trainer.serving.default_models as default_models
 
     def refuse(*args, **kwargs):
         raise ModelLoaded("a model was loaded or installed before the arguments were checked")

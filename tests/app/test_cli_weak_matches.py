@@ -7,13 +7,14 @@ import argparse
 import json
 
 import pytest
-from helpers import WordEncoder
+from helpers import WordEncoder, count_query_parses
 from search_corpora import HONEY_DOCS
 
 from app.cli import library_commands
 from engine.config import data_paths
 from engine.events import DocumentHit, PassageHit, SearchResults
 from engine.library import Library
+from engine.query import parse_query
 
 
 @pytest.fixture
@@ -80,7 +81,8 @@ def test_count_line(hits, total, weak_total, complete, expected):
 
 
 def test_nothing_strong_says_so_before_the_weaker_matches(capsys, monkeypatch):
-    results = SearchResults((hit("/d/a.txt", True),), 0, {}, weak_total=1)
+    results = SearchResults((hit("/d/a.txt", True),), 0, {}, weak_total=1,
+                            query=parse_query("qwzx vlorp bnarf"))
 
     class Stub:
         def search_results(self, *args, **kwargs):
@@ -93,3 +95,10 @@ def test_nothing_strong_says_so_before_the_weaker_matches(capsys, monkeypatch):
     monkeypatch.setattr(library_commands, "open_library", lambda args: Stub())
     lines = search(capsys, "qwzx vlorp bnarf").splitlines()
     assert lines[0] == "No strong matches. Weaker matches" and "/d/a.txt" in lines[1]
+
+
+def test_a_search_parses_its_query_once(cli_library, capsys, monkeypatch):
+    parses = count_query_parses(monkeypatch)
+    out = search(capsys, '"honey bees" nectar -wasps')
+    assert "bees.txt" in out and "[nectar]" in out  # the marks come from that one parse
+    assert parses == ['"honey bees" nectar -wasps']

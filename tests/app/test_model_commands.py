@@ -135,8 +135,9 @@ def test_nearest_neighbour_error_against_a_loop():
 
 
 def test_models_use_reencodes_an_existing_library(home_with_tiny, tmp_path, capsys):
-    from engine.library import Library
     from tiny_models import register_tiny_model
+
+    from engine.library import Library
 
     paths = data_paths()
     register_tiny_model(paths, "tiny2", seed=5)
@@ -164,7 +165,8 @@ def test_models_use_reencodes_an_existing_library(home_with_tiny, tmp_path, caps
 def test_models_info_says_why_int8_is_not_the_default(home_with_tiny, capsys):
     from dataclasses import replace
 
-    from engine.models import get_manifest, model_dir, write_manifest
+    from engine.model_manifest import write_manifest
+    from engine.models import get_manifest, model_dir
 
     reason = "est +4.45 points Tatoeba error (gate: <= 2 per language)"
     manifest = get_manifest("tiny")

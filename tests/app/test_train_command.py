@@ -134,7 +134,7 @@ def test_a_missing_pairs_file_is_one_line(tmp_path, inputs, capsys):
 def test_an_interrupted_pair_run_resumes_from_its_run_folder(tmp_path, inputs, capsys, monkeypatch):
     from engine.mining.bitext_io import write_pairs
     from train_helpers import tiny_translations
-    from trainer import train as train_module
+    from trainer.mixcse import train as train_module
 
     model, _ = inputs
     write_pairs(tmp_path / "pairs.tsv", tiny_translations(120))

@@ -67,7 +67,7 @@ def test_embedding_and_span_options_reach_the_config(teacher, tmp_path):
     import argparse
 
     from app.cli.laser_train_command import build_config, register
-    from trainer.laser_student_config import StudentConfig
+    from trainer.laser.student_config import StudentConfig
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())

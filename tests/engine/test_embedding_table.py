@@ -11,7 +11,8 @@ from engine.encoders.migrate import split_folder
 from engine.encoders.onnx import OnnxEncoder
 from engine.encoders.parity import cosine_rows
 from engine.errors import ModelError
-from engine.models import load_encoder, model_dir, read_manifest
+from engine.models import load_encoder, model_dir
+from engine.model_manifest import read_manifest
 from tiny_models import random_sentences, register_old_format_model
 
 

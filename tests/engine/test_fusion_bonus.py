@@ -9,7 +9,8 @@ import pytest
 from engine.index.fusion import ScoreBaseline, fuse, keyword_bonus
 from engine.index.keyword_index import KeywordQuery
 from engine.query import parse_query
-from engine.search import SearchConfig, is_sentence
+from engine.search import is_sentence
+from engine.search_config import SearchConfig
 
 SHARES = np.array([0.0, 0.1, 0.2, 0.45, 0.8], np.float32)
 

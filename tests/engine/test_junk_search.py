@@ -69,7 +69,7 @@ QUERIES = {
 
 
 def open_library(home: Path, installed_models: Path, **config) -> Library:
-    from trainer.default_models import DEFAULT_MODEL
+    from trainer.serving.default_models import DEFAULT_MODEL
 
     (home / "models").symlink_to(installed_models, target_is_directory=True)
     paths = data_paths(home)

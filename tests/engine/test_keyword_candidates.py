@@ -12,7 +12,8 @@ import pytest
 
 from engine.index.keyword_index import KeywordIndex, KeywordQuery
 from engine.query import parse_query
-from engine.search import SearchConfig, _keyword_candidates
+from engine.search import _keyword_candidates
+from engine.search_config import SearchConfig
 from engine.store import Store
 
 

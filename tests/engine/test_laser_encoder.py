@@ -28,7 +28,7 @@ def laser_files(tmp_path_factory):
 @pytest.fixture(scope="module")
 def registered(laser_files, tmp_path_factory):
     """(paths, manifest) of the tiny LASER model exported into a registry."""
-    from trainer.laser import export_laser
+    from trainer.laser.bilstm import export_laser
 
     paths = DataPaths(tmp_path_factory.mktemp("laser-home"))
     manifest = export_laser(laser_files.checkpoint, laser_files.spm, laser_files.cvocab,
@@ -67,7 +67,7 @@ def test_ids_end_with_eos_and_map_unknown_pieces(laser_files):
 
 
 def test_served_encoder_equals_torch_module(laser_files, registered):
-    from trainer.laser import load_laser_checkpoint, torch_encode
+    from trainer.laser.bilstm import load_laser_checkpoint, torch_encode
 
     paths, _ = registered
     encoder = load_encoder("tiny-laser", paths=paths, device="cpu")
@@ -168,7 +168,7 @@ def test_transformer_graph_under_a_laser_manifest_is_named(registered, tmp_path)
     import onnx
     from onnx import TensorProto, helper
 
-    from engine.models import read_manifest, write_manifest
+    from engine.model_manifest import read_manifest, write_manifest
 
     paths, _ = registered
     copy = DataPaths(tmp_path / "home")

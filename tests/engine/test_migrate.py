@@ -13,7 +13,8 @@ from engine.config import DataPaths, save_settings
 from engine.encoders.onnx import OnnxEncoder
 from engine.encoders.parity import PARITY_SENTENCES, cosine_rows
 from engine.errors import ModelError
-from engine.models import get_manifest, load_encoder, model_dir, read_manifest, verify_files
+from engine.models import get_manifest, load_encoder, model_dir
+from engine.model_manifest import read_manifest, verify_files
 from tiny_models import random_sentences, register_old_format_model
 
 TEXTS = random_sentences(20, seed=9) + ["hello world", ""]
@@ -83,7 +84,7 @@ def test_a_crash_between_the_two_renames_is_undone_at_the_next_load(paths):
 
 
 def test_install_check_migrates_the_active_model_with_progress(paths):
-    from trainer.default_models import ensure_default_models
+    from trainer.serving.default_models import ensure_default_models
 
     save_settings(paths, active_model="old")
     messages = []

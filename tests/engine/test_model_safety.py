@@ -15,10 +15,8 @@ from engine import model_archive
 from engine.config import DataPaths
 from engine.errors import ModelError
 from engine.model_files import contained
-from engine.models import (
-    export_model, get_manifest, import_model, list_models, load_encoder, model_dir, read_manifest,
-    remove_model, sha256_file,
-)
+from engine.models import export_model, get_manifest, import_model, list_models, load_encoder, model_dir, remove_model
+from engine.model_manifest import read_manifest, sha256_file
 
 
 @pytest.fixture

@@ -11,10 +11,8 @@ import pytest
 
 from engine.config import DataPaths
 from engine.errors import InputError, ModelError
-from engine.models import (
-    active_model_name, export_model, get_manifest, import_model, list_models, load_encoder,
-    model_dir, read_manifest, remove_model, set_active, sha256_file,
-)
+from engine.models import active_model_name, export_model, get_manifest, import_model, list_models, load_encoder, model_dir, remove_model, set_active
+from engine.model_manifest import read_manifest, sha256_file
 
 TEXTS = ["the cat sat on the mat", "hello world", "der hund und die katze", "a"]
 
@@ -158,7 +156,7 @@ def test_variant_choice_and_missing_variant(registry):
 
 
 def _int8_manifest(int8: dict, **others) -> "ModelManifest":
-    from engine.models import ModelManifest
+    from engine.model_manifest import ModelManifest
 
     variants = {"fp32": {"file": "model.onnx"}, "int8": int8} | others
     return ModelManifest("m", "transformer", 4, "mean", 8, variants=variants)

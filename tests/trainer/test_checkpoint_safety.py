@@ -15,7 +15,7 @@ from app.cli import main
 from engine.errors import InputError
 from train_helpers import tiny_config, tiny_training_inputs
 from trainer import checkpoint as ckpt
-from trainer.train import train
+from trainer.mixcse.train import train
 
 
 class _RunsCode:

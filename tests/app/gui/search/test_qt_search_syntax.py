@@ -1,0 +1,69 @@
+"""The search box's syntax in the window: marks on matched words, the match badge, the help
+popover, typed-error hints, and the language facet counting every match."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gui_helpers import drop_and_wait, type_query, write_files
+from helpers import count_query_parses
+
+from app.gui.search import qt_main_window
+from app.gui.search.qt_results_view import MATCH_LABELS
+from engine.query import QUERY_HELP
+
+CORPUS = {
+    "crash.txt": "The handler ffi_prep_closure_loc failed. Red Hat may redistribute the red paint.",
+    "paint.txt": "Mixing paint: red and yellow give orange; the painter redistributes the colours.",
+}
+
+
+def test_preview_marks_whole_words_with_identifiers_intact(qtbot, window, tmp_path):
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", CORPUS)])
+    type_query(qtbot, window, "ffi_prep_closure_loc red")
+    assert Path(window.preview.hit().path).name == "crash.txt"
+    assert window.preview.marked_words() == ["ffi_prep_closure_loc", "Red", "red"]
+    hit = window.results_model.hits()[0]
+    assert hit.matched_by in ("keywords", "both") and hit.matched_by in MATCH_LABELS
+    assert "matched" in window.preview.meta.text()
+
+
+def test_help_popover_and_syntax_errors_are_hints(qtbot, window, tmp_path):
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", CORPUS)])
+    assert window.search_bar.help_action.toolTip() == QUERY_HELP
+    window.search_bar.show_help()  # must not raise offscreen
+    type_query(qtbot, window, "paint lang:xx")
+    assert "unknown language" in window.search_bar.count_label.text()
+    assert window.results_model.rowCount() == 0 and window.last_error is None
+    type_query(qtbot, window, 'paint -"red and"')
+    assert [Path(h.path).name for h in window.results_model.hits()] == ["crash.txt"]
+
+
+def test_language_facet_counts_every_match_not_only_those_shown(qtbot, window, tmp_path, monkeypatch):
+    monkeypatch.setattr(qt_main_window, "RESULT_LIMIT", 2)
+    files = {f"de/zug_{i}.txt": f"Der Zug {i} fährt morgens nach Innsbruck und abends zurück." for i in range(5)}
+    files |= {f"en/train_{i}.txt": f"The train {i} goes to Innsbruck in the morning and back at night." for i in range(3)}
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", files)])
+    type_query(qtbot, window, "Innsbruck")
+    combo = window.search_bar.language
+    labels = {combo.itemData(i): combo.itemText(i) for i in range(combo.count())}
+    assert labels == {"": "All languages (8)", "de": "German · de (5)", "en": "English · en (3)"}
+    assert window.search_bar.count_label.text().startswith("2 of 8 documents")
+    combo.setCurrentIndex(combo.findData("en"))
+    assert window.results_model.rowCount() == 2
+    assert all(h.language == "en" for h in window.results_model.hits())
+    assert window.search_bar.count_label.text().startswith("2 of 3 documents")
+
+
+def test_a_window_search_parses_its_query_once_even_with_a_language_chosen(qtbot, window, tmp_path, monkeypatch):
+    files = {"de.txt": "Der Zug fährt morgens nach Innsbruck.", "en.txt": "The train goes to Innsbruck."}
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", files)])
+    combo = window.search_bar.language
+    type_query(qtbot, window, "Innsbruck")
+    combo.setCurrentIndex(combo.findData("en"))  # two engine searches: the counts, then the facet's
+    parses = count_query_parses(monkeypatch)
+    with qtbot.waitSignal(window.searched, timeout=10_000):
+        window.run_search()
+    assert parses == ["Innsbruck"]
+    assert [Path(h.path).name for h in window.results_model.hits()] == ["en.txt"]
+    assert window.preview.marked_words() == ["Innsbruck"]  # marked from that one parse

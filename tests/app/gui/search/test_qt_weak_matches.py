@@ -1,0 +1,90 @@
+"""Weaker matches in the window: after a "Weaker matches" heading that cannot be selected,
+dimmed, left out of the "N documents match" count and counted apart ("M weaker")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gui_helpers import drop_and_wait, type_query, write_files
+from PySide6.QtCore import Qt
+from search_corpora import HONEY_DOCS
+
+from app.gui.search.qt_models import QtResultsModel
+from app.gui.search.qt_results_view import MATCH_LABELS
+from app.gui.search.qt_search_bar import result_count_text
+
+
+def rows(window) -> list[tuple[str, bool]]:
+    """(file name or heading, weak) per row as the view shows them."""
+    model = window.results.model()
+    out = []
+    for row in range(model.rowCount()):
+        index = model.index(row, 0)
+        hit = index.data(QtResultsModel.HitRole)
+        out.append((Path(hit.path).name if hit else index.data(), bool(index.data(QtResultsModel.WeakRole))))
+    return out
+
+
+def test_weaker_matches_follow_a_heading_and_are_counted_apart(qtbot, window, tmp_path):
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
+    type_query(qtbot, window, "honey bees nectar")
+    shown = rows(window)
+    assert shown[0] == ("bees.txt", False)
+    assert shown[1] == (QtResultsModel.SEPARATOR_TEXT, True)
+    assert ("wasps.txt", True) in shown[2:] and all(weak for _, weak in shown[1:])
+    weak = len(shown) - 2
+    assert window.search_bar.count_label.text().startswith(f"1 document matches  ·  {weak} weaker")
+    heading = window.results.model().index(1, 0)
+    assert window.results.model().flags(heading) == Qt.ItemFlag.NoItemFlags  # never selected
+    assert window.results.context_menu(heading) is None
+    # how each result matched is on its card
+    assert [h.matched_by for h in window.results_model.hits()][:2] == ["both", "keywords"]
+    assert all(h.matched_by in MATCH_LABELS for h in window.results_model.hits())
+
+
+def test_the_cursor_steps_over_the_heading(qtbot, window, tmp_path):
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
+    type_query(qtbot, window, "honey bees nectar")
+    assert Path(window.results.current_hit().path).name == "bees.txt"
+    window.results.move(1)
+    assert window.results.current_hit() is not None and window.results.current_hit().weak
+    window.results.move(-1)
+    assert Path(window.results.current_hit().path).name == "bees.txt"
+
+
+def test_other_orders_hide_the_heading_and_keep_every_result(qtbot, window, tmp_path):
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
+    type_query(qtbot, window, "honey bees nectar")
+    relevance = rows(window)
+    window.results_pane.sort.setCurrentText("Name")
+    by_name = rows(window)
+    assert QtResultsModel.SEPARATOR_TEXT not in [name for name, _ in by_name]
+    assert sorted(by_name) == sorted(r for r in relevance if r[0] != QtResultsModel.SEPARATOR_TEXT)
+    window.results_pane.sort.setCurrentText("Relevance")
+    assert rows(window) == relevance
+
+
+def test_only_strong_matches_show_no_heading(qtbot, window, tmp_path):
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
+    type_query(qtbot, window, "Vladivostok steppe")
+    assert rows(window)[0] == ("trains.txt", False)
+    assert QtResultsModel.SEPARATOR_TEXT not in [name for name, _ in rows(window)]
+
+
+def test_count_text():
+    assert result_count_text(8, 8) == "8 documents match"
+    assert result_count_text(2, 8) == "2 of 8 documents match"
+    assert result_count_text(1, 1, 3) == "1 document matches  ·  3 weaker"
+    assert result_count_text(0, 0, 2) == "No documents match  ·  2 weaker"
+    assert result_count_text(0, 0) == "No documents match"
+
+
+def test_a_nonsense_query_says_no_documents_match(qtbot, window, tmp_path):
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
+    type_query(qtbot, window, "qwzx vlorp bnarf")
+    shown = rows(window)
+    assert window.search_bar.count_label.text().startswith("No documents match")
+    # dense retrieval still returns the nearest passages: all under the heading
+    assert shown[0] == (QtResultsModel.SEPARATOR_TEXT, True) and all(weak for _, weak in shown)
+    assert window.search_bar.count_label.text().startswith(f"No documents match  ·  {len(shown) - 1} weaker")
+    assert window.results.current_hit() is not None and window.results.current_hit().weak
