@@ -83,8 +83,9 @@ def _make_handlers(home: Path, verbose: bool) -> list[logging.Handler]:
     path = log_path(home)
     try:
         private_folder(path.parent)
+        # backslashreplace: file names that are not UTF-8 must be logged, not crash the handler
         handlers.append(_PrivateRotatingFileHandler(path, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUPS,
-                                                    encoding="utf-8"))
+                                                    encoding="utf-8", errors="backslashreplace"))
     except OSError:
         verbose = True  # nowhere else to put them
     if verbose:
@@ -113,7 +114,7 @@ class _PrivateRotatingFileHandler(RotatingFileHandler):
     """Log files created 0600 whatever the umask: the log names the user's documents."""
 
     def _open(self):
-        return open_private(Path(self.baseFilename), self.mode, encoding=self.encoding)
+        return open_private(Path(self.baseFilename), self.mode, encoding=self.encoding, errors=self.errors)
 
 
 def is_verbose() -> bool:

@@ -33,7 +33,7 @@ from engine.extract.text_file import bom_encoding
 from engine.langid import detect_language, detect_languages, document_language
 from engine.index.live_index import LiveIndex
 from engine.junk import passage_text
-from engine.scan import path_key, scan_files
+from engine.scan import path_key, scan_files, user_path
 from engine.safe_open import open_regular, os_error_reason, read_regular
 from engine.store.exclusions import is_excluded
 from engine.segment import segment
@@ -124,7 +124,7 @@ class Indexer:
         self._reader = ExtractionProcess() if self.config.extract_in_child else SameProcess()
         try:
             excluded = self.store.exclusions()
-            plans = [self._plan(Path(p).expanduser().absolute(), run, excluded) for p in paths]
+            plans = [self._plan(user_path(p).absolute(), run, excluded) for p in paths]
             run.files_total = sum(len(files) for _, _, files, _ in plans)
             yield run.progress()
             for root_id, root_path, files, known in plans:

@@ -65,14 +65,16 @@ def private_file(path: Path) -> Path:
     return path
 
 
-def open_private(path: Path, mode: str = "a", encoding: str | None = "utf-8"):
+def open_private(path: Path, mode: str = "a", encoding: str | None = "utf-8", errors: str | None = None):
     """`open(path, mode)` for writing, a new file created 0600 (an existing one is tightened)."""
     flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
     flags |= os.O_APPEND if "a" in mode else os.O_TRUNC
     fd = os.open(path, flags, FILE_MODE)
     try:
         _tighten(path, FILE_MODE)
-        return os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None)
+        if "b" in mode:
+            return os.fdopen(fd, mode)
+        return os.fdopen(fd, mode, encoding=encoding, errors=errors)
     except BaseException:
         os.close(fd)
         raise

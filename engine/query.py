@@ -25,10 +25,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
-from pathlib import Path
 
 from engine.errors import (
     BadDateError,
+    InputError,
+    QuerySyntaxError,
     UnbalancedQuoteError,
     UnknownFileTypeError,
     UnknownFilterError,
@@ -213,10 +214,13 @@ def _file_types(raw: list[str]) -> frozenset[str]:
 def _path(raw: list[str]) -> str | None:
     if not raw:
         return None
-    from engine.scan import path_key
+    from engine.scan import path_key, user_path
 
     # The last path: of several wins, as typing a new one replaces the old.
-    return path_key(Path(raw[-1]).expanduser().absolute())
+    try:
+        return path_key(user_path(raw[-1]).absolute())
+    except InputError as e:
+        raise QuerySyntaxError(f"'path:{raw[-1]}': {e}", raw[-1]) from e
 
 
 def _date(value: str, key: str) -> float:

@@ -28,6 +28,23 @@ SYSTEM_DIRS = frozenset(
 )
 
 
+def user_path(path: str | Path) -> Path:
+    """`path` with a leading ~ or ~user expanded, as a shell would.
+
+    Example: user_path("~/Papers") == Path.home() / "Papers"
+
+    Raises:
+        InputError: ~user names no user of this machine (Path.expanduser's RuntimeError).
+    """
+    try:
+        return Path(path).expanduser()
+    except RuntimeError as e:
+        from engine.errors import InputError
+
+        user = str(path)[1:].replace("\\", "/").split("/", 1)[0]
+        raise InputError(f"{path}: there is no user '{user}' on this machine for ~{user}") from e
+
+
 def is_hidden(name: str) -> bool:
     return name.startswith(".") or name.startswith("~$")  # ~$ are Office lock files
 

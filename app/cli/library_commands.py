@@ -11,9 +11,8 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 
-from app.cli.arguments import at_least_one, existing_path, language_code, query_text
+from app.cli.arguments import at_least_one, existing_path, language_code, query_words, user_folder_path, utf8_text
 from app.cli.model_setup import ACTIVE_MODEL
 from engine.events import IndexFinished, IndexProgress, IndexSummary
 
@@ -29,16 +28,16 @@ def register(subparsers) -> None:
     from engine.query import QUERY_HELP
     from engine.search import MODES
 
-    search = subparsers.add_parser("search", help="search indexed documents by meaning and by keywords",
-                                   epilog=QUERY_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    search.add_argument("query", type=query_text,
-                        help="what to look for, in the query syntax below (quote it in the shell)")
+    search = query_words(subparsers, "search", help="search indexed documents by meaning and by keywords",
+                         epilog=QUERY_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    search.add_argument("query", nargs="+", type=utf8_text,
+                        help="what to look for, in the query syntax below (a word may start with -; one starting with -- goes after --)")
     search.add_argument("--mode", choices=MODES, default="fused",
                         help="fused: meaning and keywords (default); dense: meaning only; keyword: words only")
     search.add_argument("-k", type=at_least_one, default=10, help="number of documents (default 10)")
     search.add_argument("--lang", action="append", type=language_code,
                         help="only passages in this language (ISO 639-1, e.g. de); repeatable")
-    search.add_argument("--path", help="only documents under this folder")
+    search.add_argument("--path", type=user_folder_path, help="only documents under this folder")
     search.add_argument("--type", action="append", dest="file_types", help="only this file type (pdf, docx, ...); repeatable")
     search.add_argument("--json", action="store_true", help="print results as JSON")
     search.set_defaults(run=run_search, uses_model=active_model_if_indexed)
@@ -48,7 +47,7 @@ def register(subparsers) -> None:
     status.set_defaults(run=run_status)
 
     forget = subparsers.add_parser("forget", help="remove a folder or file from the index")
-    forget.add_argument("path", type=Path)
+    forget.add_argument("path", type=user_folder_path)
     forget.set_defaults(run=run_forget)
 
     reindex = subparsers.add_parser("reindex", help="bring every indexed folder up to date")
@@ -173,7 +172,7 @@ def run_search(args) -> int:
     try:
         results = library.search_results(
             args.query, k=args.k, languages=args.lang,
-            path_prefix=str(Path(args.path).expanduser().absolute()) if args.path else None,
+            path_prefix=str(args.path.absolute()) if args.path else None,
             file_types=args.file_types, mode=getattr(args, "mode", "fused"))
     finally:
         library.close()
