@@ -106,8 +106,17 @@ def _repair_notes() -> logging.Handler:
 
     handler = _RepairNotes(sys.stderr)
     handler.addFilter(lambda record: record.name == REPAIR_LOGGER)
-    handler.setFormatter(logging.Formatter("babelfind: note: %(message)s"))
+    handler.setFormatter(_OneLine("babelfind: note: %(message)s"))
     return handler
+
+
+class _OneLine(logging.Formatter):
+    """A record as one line a terminal shows as it is (app.printable)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from app.printable import printable
+
+        return printable(super().format(record))
 
 
 class _PrivateRotatingFileHandler(RotatingFileHandler):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.printable import printable
 from engine.errors import InputError
 from engine.languages import check_language
 from engine.scan import user_path
@@ -26,7 +27,7 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         hint = f"; see '{self.prog} --help'" if any(m in message for m in _SYNTAX_MESSAGES) else ""
-        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+        self.exit(2, f"{self.prog}: error: {printable(message)}{hint}\n")
 
 
 def utf8_text(text: str) -> str:

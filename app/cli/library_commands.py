@@ -14,6 +14,7 @@ from dataclasses import asdict
 
 from app.cli.arguments import at_least_one, existing_path, language_code, query_words, user_folder_path, utf8_text
 from app.cli.model_setup import ACTIVE_MODEL
+from app.printable import printable
 from engine.events import IndexFinished, IndexProgress, IndexSummary
 
 NOTHING_INDEXED = "nothing is indexed yet; run 'babelfind index FOLDER' first"
@@ -90,7 +91,7 @@ def lock_options(args) -> dict:
 def tell_waiting(holder) -> None:
     from engine.locking import waiting_message
 
-    print(f"babelfind: {waiting_message(holder)}", file=sys.stderr, flush=True)
+    print(f"babelfind: {printable(waiting_message(holder))}", file=sys.stderr, flush=True)
 
 
 def open_for_reading(args: argparse.Namespace):
@@ -112,7 +113,7 @@ def drive(events, show_progress: bool = True) -> IndexSummary:
         for event in events:
             if isinstance(event, IndexProgress) and event.waiting:
                 if not told_waiting:  # once: the wait may be long, the line stays true
-                    print(f"babelfind: {event.waiting}", file=sys.stderr, flush=True)
+                    print(f"babelfind: {printable(event.waiting)}", file=sys.stderr, flush=True)
                     told_waiting = True
             elif isinstance(event, IndexProgress) and show_progress:
                 if bar is None:
@@ -138,7 +139,7 @@ def _print_summary(summary: IndexSummary, as_json: bool) -> None:
         f"skipped {len(summary.skipped)} ({summary.passages} passages written)"
     )
     for skipped in summary.skipped:
-        print(f"  skipped {skipped.path}: {skipped.reason}")
+        print(f"  skipped {printable(skipped.path)}: {printable(skipped.reason)}")
 
 
 def run_index(args) -> int:
@@ -188,7 +189,8 @@ def run_search(args) -> int:
         if hit.weak and (rank == 1 or not hits[rank - 2].weak):
             print("Weaker matches" if rank > 1 else "No strong matches. Weaker matches")
         page = f", page {hit.best.page}" if hit.best.page else ""
-        print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  {hit.path}{page}")
+        print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  "
+              f"{printable(hit.path)}{page}")
         print(f"      {_marked(hit.best.snippet, terms)}")
     print(count_line(results))
     return 0
@@ -217,9 +219,9 @@ def _marked(snippet: str, terms) -> str:
 
     out, at = [], 0
     for start, end in match_spans(snippet, terms):
-        out += [snippet[at:start], "[", snippet[start:end], "]"]
+        out += [printable(snippet[at:start]), "[", printable(snippet[start:end]), "]"]
         at = end
-    return "".join(out + [snippet[at:]])
+    return "".join(out + [printable(snippet[at:])])
 
 
 def _hit_json(hit) -> dict:
@@ -264,11 +266,12 @@ def run_status(args) -> int:
     print(f"documents  {status.documents} indexed, {status.failed} skipped, {status.passages} passages")
     langs = ", ".join(f"{k} {v}" for k, v in sorted(status.languages.items(), key=lambda kv: -kv[1]))
     print(f"languages  {langs or '-'}")
-    print(f"database   {status.db_url}")
+    print(f"database   {printable(status.db_url)}")
     for root in roots:
-        print(f"  {root.path}: {root.documents} documents, {root.passages} passages, {root.failed} skipped")
+        print(f"  {printable(root.path)}: {root.documents} documents, {root.passages} passages, "
+              f"{root.failed} skipped")
     for path in excluded:  # forgotten inside a folder; 'babelfind index PATH' brings it back
-        print(f"  forgotten: {path}")
+        print(f"  forgotten: {printable(path)}")
     return 0
 
 
@@ -305,5 +308,5 @@ def run_forget(args) -> int:
         removed = library.forget(args.path)
     finally:
         library.close()
-    print(f"removed {removed} documents under {args.path}")
+    print(f"removed {removed} documents under {printable(args.path)}")
     return 0

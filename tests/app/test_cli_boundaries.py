@@ -4,6 +4,7 @@ end in a Python traceback. Each case: an exit code and one `babelfind ...: error
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +79,31 @@ def test_a_utf16_pair_file_is_read(babelfind_home, tmp_path):
     pairs = tmp_path / "windows.tsv"
     pairs.write_bytes("0.9\tdas Haus\tthe house\n1.1\tder Baum\tthe tree\n".encode("utf-16"))
     assert read_tsv(pairs) == [(0.9, "das Haus", "the house"), (1.1, "der Baum", "the tree")]
+
+
+HOSTILE_NAMES = ["red\x1b[31mtext.txt", "two\nlines.txt", "evil\u202etxt.exe.txt", "bell\x07\x9b.txt"]
+
+
+def test_names_that_would_drive_the_terminal_are_escaped(babelfind_home, tiny_registry, tmp_path, capsys):
+    import json
+
+    shutil.copytree(tiny_registry.models, babelfind_home / "models")
+    assert main(["models", "use", "tiny"]) == 0
+    corpus = tmp_path / "names\u202e"
+    corpus.mkdir()
+    for name in HOSTILE_NAMES:
+        (corpus / name).write_text(f"The walrus {name!r} rests on the \u202eice floe.", encoding="utf-8")
+    (corpus / "broken\x1b]0;title\x07.pdf").write_bytes(b"%PDF-1.4 not really")
+    capsys.readouterr()
+    assert main(["index", str(corpus)]) == 0
+    assert main(["search", "walrus", "--mode", "keyword"]) == 0
+    assert main(["status"]) == 0
+    out, err = capsys.readouterr()
+    for text in (out, err):
+        assert not set(text) & {"\x1b", "\x07", "\x9b", "\u202e", "\r"}, repr(text)
+    assert "red\\x1b[31mtext.txt" in out and "evil\\u202etxt.exe.txt" in out and "two\\nlines.txt" in out
+    result_lines = [line for line in out.splitlines() if line[:3].strip().rstrip(".").isdigit()]
+    assert len(result_lines) == len(HOSTILE_NAMES)  # one line each: no name split a result
+    assert main(["search", "walrus", "--mode", "keyword", "--json"]) == 0
+    paths = {Path(hit["path"]).name for hit in json.loads(capsys.readouterr().out)}
+    assert paths == set(HOSTILE_NAMES)  # JSON still gives the real names
