@@ -127,6 +127,10 @@ class UnknownFileTypeError(QuerySyntaxError):
     """`type:` with an extension Babelfind does not index."""
 
 
+class QueryTooLongError(QuerySyntaxError):
+    """More text, phrases or exclusions than one search reads (engine.query's bounds)."""
+
+
 class UnbalancedQuoteError(QuerySyntaxError):
     """A phrase opened with `"` and never closed."""
 

@@ -151,7 +151,11 @@ class Indexer:
             raise ExtractionError(path, "no such file or folder")
         key = path_key(path)
         root_id = self.store.root_for(key) or self.store.ensure_root(key)
-        files = [] if is_excluded(key, excluded) else list(scan_files(path, None, excluded))
+
+        def unreadable(folder: Path, error: OSError) -> None:  # listed, not stored: nothing to retry
+            run.skipped.append(SkippedFile(path_key(folder), f"folder not read: {_os_reason(error)}"))
+
+        files = [] if is_excluded(key, excluded) else list(scan_files(path, None, excluded, unreadable))
         known = self.store.documents_under(key)
         on_disk = {path_key(f) for f in files}
         gone = [p for p in known if p not in on_disk]

@@ -65,13 +65,17 @@ def active_model_if_indexed(args: argparse.Namespace) -> str | None:
 def library_exists(args: argparse.Namespace) -> bool:
     """False only when the default SQLite library was never created (a fresh home).
 
-    Another database (--db, settings) is assumed to exist; opening it tells.
+    Another database (--db, settings) is assumed to exist; opening it tells. A database
+    that is gone while vector indexes of documents remain is damage, not a fresh home:
+    LibraryDamagedError, as `index` says (it must not read as "nothing indexed yet").
     """
     from engine.config import data_paths
-
-    url = args.db or data_paths().db_url
+    from engine.integrity import refuse_lost_database
     from engine.store.urls import sqlite_file
 
+    paths = data_paths()
+    url = args.db or paths.db_url
+    refuse_lost_database(url, paths.indexes)
     return not url.startswith("sqlite:///") or sqlite_file(url).exists()
 
 

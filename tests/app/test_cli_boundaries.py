@@ -107,3 +107,11 @@ def test_names_that_would_drive_the_terminal_are_escaped(babelfind_home, tiny_re
     assert main(["search", "walrus", "--mode", "keyword", "--json"]) == 0
     paths = {Path(hit["path"]).name for hit in json.loads(capsys.readouterr().out)}
     assert paths == set(HOSTILE_NAMES)  # JSON still gives the real names
+
+
+@pytest.mark.parametrize("argv", [["search", "walrus"], ["status"], ["reindex"], ["forget", "{corpus}"]],
+                         ids=lambda a: a[0])
+def test_a_deleted_database_is_damage_not_a_fresh_home(indexed, babelfind_home, capsys, argv):
+    (babelfind_home / "babelfind.db").unlink()
+    line = one_error_line(capsys, [a.replace("{corpus}", str(indexed)) for a in argv])
+    assert "is missing or empty" in line
