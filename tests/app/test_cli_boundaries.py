@@ -115,3 +115,19 @@ def test_a_deleted_database_is_damage_not_a_fresh_home(indexed, babelfind_home, 
     (babelfind_home / "babelfind.db").unlink()
     line = one_error_line(capsys, [a.replace("{corpus}", str(indexed)) for a in argv])
     assert "is missing or empty" in line
+
+
+def test_importing_a_model_whose_graph_allocates_from_its_input_is_one_line(
+        babelfind_home, tiny_registry, tmp_path, capsys):
+    from hostile_models import poison_graph
+
+    from engine.config import DataPaths
+    from engine.models import export_model, model_dir
+
+    source = DataPaths(tmp_path / "source")
+    shutil.copytree(tiny_registry.models, source.models)
+    poison_graph(model_dir("tiny", source), "model.onnx", "values")
+    archive = export_model("tiny", tmp_path / "poisoned.zip", source)
+    line = one_error_line(capsys, ["models", "import", archive])
+    assert line.startswith("babelfind: error: model 'tiny' refused: ") and "ConstantOfShape" in line
+    assert main(["models", "list", "--json"]) == 0 and "tiny" not in capsys.readouterr().out

@@ -33,14 +33,13 @@ from typing import Callable
 from engine.config import DataPaths
 from engine.encoders.migrate import ensure_body_format, restore_interrupted_swap
 from engine.model_manifest import MANIFEST_FILE, read_manifest
-from engine.models import active_model_name, model_dir, set_active
+from engine.models import DEFAULT_MODEL, active_model_name, model_dir, set_active
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[float, str], None]
 PREPARED_MODELS_ENV = "BABELFIND_PREPARED_MODELS"
 PREPARED_ARCHIVE_SUFFIX = ".zip"  # a prepared model as one archive (engine.model_archive)
-DEFAULT_MODEL = "multilingual-e5-small"
 ENGLISH_MODEL = "all-minilm-l6-v2"
 # XLM-R's pre-training languages (ISO 639-1), which multilingual-e5 inherits.
 XLMR_LANGUAGES = tuple(
@@ -216,7 +215,7 @@ def _copy_prepared(folder: Path, paths: DataPaths, progress: Progress) -> None:
     from engine.models import import_model
 
     progress(0.0, "copying the prepared model")
-    import_model(folder, paths, replace_existing=True)
+    import_model(folder, paths, replace_existing=True, built_here=True)
     progress(1.0, "installed")
 
 
