@@ -194,3 +194,18 @@ def test_a_document_stuck_in_its_parser_is_skipped_at_the_deadline(babelfind_hom
         assert len(library.search("honey bees dance hive flowers")) >= 1
     finally:
         library.close()
+
+
+def test_names_that_collide_stay_apart(library, tmp_path):
+    from hostile_docs import colliding_names
+
+    from engine.scan import path_key
+
+    files = colliding_names(tmp_path / "collide")
+    summary = list(library.index_paths([tmp_path / "collide"]))[-1].summary
+    assert (summary.indexed, summary.skipped) == (len(files), ())
+    assert len({path_key(f) for f in files}) == len(files)
+    for file in files:  # each found by its own word, as itself
+        word = file.read_text(encoding="utf-8").rsplit(" ", 1)[-1].rstrip(".")
+        hits = library.search(word, k=1, mode="keyword")
+        assert hits and hits[0].path == path_key(file), (file, word, hits)
