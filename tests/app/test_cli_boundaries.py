@@ -23,9 +23,7 @@ def one_error_line(capsys, argv, code=1) -> str:
 
 
 @pytest.fixture
-def indexed(babelfind_home, tiny_registry, tmp_path):
-    shutil.copytree(tiny_registry.models, babelfind_home / "models")
-    assert main(["models", "use", "tiny"]) == 0
+def indexed(home_with_tiny, tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "walrus.txt").write_text("The walrus rests on the ice floe.", encoding="utf-8")
@@ -84,11 +82,9 @@ def test_a_utf16_pair_file_is_read(babelfind_home, tmp_path):
 HOSTILE_NAMES = ["red\x1b[31mtext.txt", "two\nlines.txt", "evil\u202etxt.exe.txt", "bell\x07\x9b.txt"]
 
 
-def test_names_that_would_drive_the_terminal_are_escaped(babelfind_home, tiny_registry, tmp_path, capsys):
+def test_names_that_would_drive_the_terminal_are_escaped(home_with_tiny, tmp_path, capsys):
     import json
 
-    shutil.copytree(tiny_registry.models, babelfind_home / "models")
-    assert main(["models", "use", "tiny"]) == 0
     corpus = tmp_path / "names\u202e"
     corpus.mkdir()
     for name in HOSTILE_NAMES:

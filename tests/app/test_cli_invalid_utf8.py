@@ -5,7 +5,6 @@ with \\xff ended in `TypeError: TextEncodeInput`)."""
 from __future__ import annotations
 
 import argparse
-import shutil
 
 import pytest
 
@@ -62,16 +61,14 @@ def cases(tmp_path):
 
 
 @pytest.fixture
-def home_with_tiny(babelfind_home, tiny_registry, tmp_path):
-    shutil.copytree(tiny_registry.models, babelfind_home / "models")
-    assert main(["models", "use", "tiny"]) == 0
+def indexed_home(home_with_tiny, tmp_path):
     (tmp_path / "good.txt").write_text("The walrus sleeps.\nThe puffin flies.\n", encoding="utf-8")
     assert main(["index", str(tmp_path / "good.txt")]) == 0
-    return babelfind_home
+    return home_with_tiny
 
 
 @pytest.mark.timeout(600)
-def test_every_argument_of_every_command_takes_invalid_utf8(home_with_tiny, tmp_path, capsys):
+def test_every_argument_of_every_command_takes_invalid_utf8(indexed_home, tmp_path, capsys):
     failures = []
     for case, argv in cases(tmp_path):
         capsys.readouterr()
@@ -88,7 +85,7 @@ def test_every_argument_of_every_command_takes_invalid_utf8(home_with_tiny, tmp_
     assert not failures, "\n".join(failures)
 
 
-def test_a_query_that_is_not_utf8_is_refused_in_one_line(home_with_tiny, capsys):
+def test_a_query_that_is_not_utf8_is_refused_in_one_line(indexed_home, capsys):
     capsys.readouterr()
     assert main(["search", BAD]) == 2
     err = capsys.readouterr().err

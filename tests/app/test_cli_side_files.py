@@ -4,7 +4,6 @@ every search exit 1 with a traceback while `check` said all was well)."""
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
@@ -13,16 +12,14 @@ from engine.config import data_paths
 
 
 @pytest.fixture
-def indexed_home(babelfind_home, tiny_registry, tmp_path):
-    shutil.copytree(tiny_registry.models, babelfind_home / "models")
-    assert main(["models", "use", "tiny"]) == 0
+def indexed_home(home_with_tiny, tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for i in range(60):
         (corpus / f"note{i}.txt").write_text(f"Note {i} about walrus{i} and the puffin colony {i * 7}. " * 20,
                                              encoding="utf-8")
     assert main(["index", str(corpus)]) == 0
-    return babelfind_home
+    return home_with_tiny
 
 
 def keyword_file(home):

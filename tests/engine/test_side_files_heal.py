@@ -83,6 +83,16 @@ def damage_inside(path: Path) -> None:
         f.write(b"\xff" * 8192)
 
 
+def answers_on_open(home: Path, caplog) -> dict[str, list[str]]:
+    """The keyword answers of the library opened afresh, its log records kept in caplog."""
+    with caplog.at_level(logging.WARNING):
+        library = open_library(home)
+        try:
+            return answers(library)
+        finally:
+            library.close()
+
+
 def repair_lines(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == REPAIR_LOGGER]
 
@@ -91,12 +101,7 @@ def repair_lines(caplog) -> list[str]:
 def test_a_keyword_index_damaged_while_closed_is_rebuilt(indexed, damage, caplog):
     home, _corpus, expected = indexed
     damage(keyword_file(home))
-    with caplog.at_level(logging.WARNING):
-        library = open_library(home)
-        try:
-            assert answers(library) == expected
-        finally:
-            library.close()
+    assert answers_on_open(home, caplog) == expected
     assert len(repair_lines(caplog)) <= 1  # damage the pages read miss costs nothing
 
 
@@ -141,12 +146,7 @@ def test_a_folder_in_place_of_the_keyword_index_is_moved_aside(indexed, caplog):
     (path / "someone's file").write_text("kept", encoding="utf-8")
     report = check_home(data_paths(home))
     assert any("keywords.sqlite is not a file" in n for n in report.notes), report.notes
-    with caplog.at_level(logging.WARNING):
-        library = open_library(home)
-        try:
-            assert answers(library) == expected
-        finally:
-            library.close()
+    assert answers_on_open(home, caplog) == expected
     assert path.is_file()
     moved = [p for p in path.parent.iterdir() if p.name.startswith("keywords.sqlite.moved-")]
     assert len(moved) == 1 and (moved[0] / "someone's file").read_text(encoding="utf-8") == "kept"
@@ -200,11 +200,6 @@ def test_a_damaged_vector_file_is_rebuilt_with_one_line(indexed, caplog):
     path = LiveIndex.file_for(data_paths(home).indexes, library.live.generation.id)
     library.close()
     damage_inside(path)
-    with caplog.at_level(logging.WARNING):
-        library = open_library(home)
-        try:
-            assert answers(library) == expected
-        finally:
-            library.close()
+    assert answers_on_open(home, caplog) == expected
     lines = repair_lines(caplog)
     assert len(lines) == 1 and "vector index" in lines[0] and "rebuilding it" in lines[0], lines
