@@ -156,7 +156,7 @@ class KeywordIndex:
             index = cls(store, path, None, generation)
             index._rebuild(e)
             return index
-        index._healing(lambda: index.sync(generation))
+        index.sync(generation)  # heals damage the connection did not meet
         return index
 
     def close(self) -> None:
@@ -180,7 +180,10 @@ class KeywordIndex:
         except sqlite3.DatabaseError as e:
             _raise_unless_damage(self.path, e)
             self._rebuild(e)
-        return operation()
+        try:
+            return operation()
+        except sqlite3.DatabaseError as e:  # the new file fails too: the disk, not the cache
+            raise StoreError(f"the keyword index {self.path} fails even when rebuilt: {_short(e)}") from e
 
     def _rebuild(self, error: BaseException) -> None:
         """Drops the file and builds it again from every passage of the database."""
