@@ -18,6 +18,8 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Callable, Iterator
 
+from engine.private import open_private, private_folder
+
 LOG_FILE = "babelfind.log"
 MAX_LOG_BYTES = 1_000_000  # per file; with the backups the logs stay under 4 MB
 LOG_BACKUPS = 3
@@ -80,16 +82,48 @@ def _make_handlers(home: Path, verbose: bool) -> list[logging.Handler]:
     handlers: list[logging.Handler] = []
     path = log_path(home)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(RotatingFileHandler(path, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUPS,
-                                            encoding="utf-8"))
+        private_folder(path.parent)
+        # backslashreplace: file names that are not UTF-8 must be logged, not crash the handler
+        handlers.append(_PrivateRotatingFileHandler(path, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUPS,
+                                                    encoding="utf-8", errors="backslashreplace"))
     except OSError:
         verbose = True  # nowhere else to put them
     if verbose:
         handlers.append(logging.StreamHandler(sys.stderr))
     for handler in handlers:
         handler.setFormatter(formatter)
+    if not verbose:  # (verbose shows them with the rest of the log)
+        handlers.append(_repair_notes())
     return handlers
+
+
+class _RepairNotes(logging.StreamHandler):
+    """One line on stderr for each cache that healed itself (engine.repairs); not the log."""
+
+
+def _repair_notes() -> logging.Handler:
+    from engine.repairs import REPAIR_LOGGER
+
+    handler = _RepairNotes(sys.stderr)
+    handler.addFilter(lambda record: record.name == REPAIR_LOGGER)
+    handler.setFormatter(_OneLine("babelfind: note: %(message)s"))
+    return handler
+
+
+class _OneLine(logging.Formatter):
+    """A record as one line a terminal shows as it is (app.printable)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from app.printable import printable
+
+        return printable(super().format(record))
+
+
+class _PrivateRotatingFileHandler(RotatingFileHandler):
+    """Log files created 0600 whatever the umask: the log names the user's documents."""
+
+    def _open(self):
+        return open_private(Path(self.baseFilename), self.mode, encoding=self.encoding, errors=self.errors)
 
 
 def is_verbose() -> bool:

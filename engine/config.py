@@ -57,8 +57,11 @@ class DataPaths:
 
 
 def data_paths(home: Path | None = None) -> DataPaths:
+    """The home's paths; the home is made (or kept) readable by this user only."""
+    from engine.private import private_home
+
     paths = DataPaths(Path(home) if home is not None else home_dir())
-    paths.home.mkdir(parents=True, exist_ok=True)
+    private_home(paths.home)
     return paths
 
 
@@ -104,8 +107,12 @@ class ExtractLimits:
     max_members: int = 20_000
     # PDF pages read; a 7 KB file can declare 99,000 pages that share one page object.
     max_pages: int = 5_000
-    # Wall-clock seconds for one document, checked between pages and members.
+    # Wall-clock seconds for one document, checked between pages and members; the indexer
+    # reads in a child process that is killed at this deadline (engine/extract/isolated.py).
     max_seconds: float = 120.0
+    # Memory the indexer's reading process may take for one document beyond what it held
+    # before (its address space, where the platform can bound it); None: no bound.
+    max_memory_bytes: int | None = 1024 * 1024 * 1024
     # Characters of text from one PDF or EPUB, counted page by page and chapter by
     # chapter: pages or chapters listed many times over must not fill the memory.
     # For an archive or a mailbox, the text of all its members together.

@@ -187,19 +187,21 @@ def check_database(report: Report, url: str) -> None:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
+    from engine.store.urls import mask_url, one_line, scrub
+
     try:
-        parsed = make_url(url)
-    except ArgumentError as e:
-        report.add("database", "url", "error", f"not a database URL: {e}")
+        parsed = make_url(url)  # ValueError for a port that is not a number
+    except (ArgumentError, ValueError) as e:
+        report.add("database", "url", "error", f"not a database URL: {mask_url(url)} ({scrub(one_line(e), url)})")
         return
-    shown = parsed.render_as_string(hide_password=True)
+    shown = mask_url(url)  # SQLAlchemy's own rendering shows a password given as ?password=
     if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).exists():
         report.add("database", "url", "info", f"{shown} (not created yet)")
         return
     try:
         engine = create_engine(parsed)
-    except (ImportError, SQLAlchemyError) as e:
-        report.add("database", "url", "error", f"{shown}: {e.__class__.__name__}: {e}",
+    except (ImportError, SQLAlchemyError, ValueError, TypeError) as e:
+        report.add("database", "url", "error", f"{shown}: {e.__class__.__name__}: {scrub(one_line(e), url)}",
                    "install the database driver named in the URL")
         return
     try:
@@ -213,7 +215,7 @@ def check_database(report: Report, url: str) -> None:
                         if "alembic_version" in tables else "none")
         report.add("database", "url", "ok", f"{shown} ({documents} documents, schema {revision})")
     except SQLAlchemyError as e:
-        first_line = str(e).splitlines()[0]
+        first_line = scrub(str(e).splitlines()[0], url)
         report.add("database", "url", "error", f"{shown}: cannot connect: {first_line}",
                    "check that the server runs and the URL is right")
     finally:

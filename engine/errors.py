@@ -21,6 +21,10 @@ class ExtractionError(BabelfindError):
         self.reason = reason
         super().__init__(f"{path}: {reason}")
 
+    def __reduce__(self):
+        # Crosses a process boundary (engine.extract.isolated) as (path, reason), not as the message.
+        return type(self), (self.path, self.reason)
+
 
 class UnsupportedFormatError(ExtractionError):
     """No extractor handles this file."""
@@ -35,6 +39,9 @@ class MissingToolError(UnsupportedFormatError):
     def __init__(self, path: Path | str, tool: str, reason: str):
         self.tool = tool
         super().__init__(path, reason)
+
+    def __reduce__(self):
+        return type(self), (self.path, self.tool, self.reason)
 
 
 class EncryptedDocumentError(ExtractionError):
@@ -132,6 +139,10 @@ class UnknownLanguageError(QuerySyntaxError):
 
 class UnknownFileTypeError(QuerySyntaxError):
     """`type:` with an extension Babelfind does not index."""
+
+
+class QueryTooLongError(QuerySyntaxError):
+    """More text, phrases or exclusions than one search reads (engine.query's bounds)."""
 
 
 class UnbalancedQuoteError(QuerySyntaxError):

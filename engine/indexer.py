@@ -29,14 +29,14 @@ from engine.config import ExtractLimits
 from engine.encoders.base import Encoder
 from engine.errors import ExtractionError
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
-from engine.extract import SUPPORTED_EXTENSIONS, extension_format, extract_tree, short_error
+from engine.extract import SUPPORTED_EXTENSIONS, SkipBelow, extension_format, short_error
+from engine.extract.isolated import ExtractionProcess, SameProcess
 from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, is_pdf, sniff_bytes, sniff_format
 from engine.extract.text_file import bom_encoding
 from engine.index.live_index import LiveIndex
 from engine.index_writes import DocumentPlace, Unsupported, document_outcome, file_type
-from engine.scan import member_key, path_key, scan_files
+from engine.scan import is_excluded, path_key, scan_files, user_path
 from engine.safe_open import open_regular, os_error_reason, read_regular
-from engine.store.exclusions import is_excluded
 from engine.store import DocumentState, DocumentWrite, FailureWrite, Store
 
 log = logging.getLogger(__name__)
@@ -62,8 +62,11 @@ class IndexerConfig:
     # language's mean taken out, so a query finds the answer in another language rather
     # than any text in its own. False only to measure the plain cosine space.
     language_neutral: bool = True
-    # Unpacked size, pages and seconds one document may cost (zip bombs, page bombs).
+    # Unpacked size, pages, seconds and memory one document may cost (zip bombs, page bombs).
     limits: ExtractLimits = field(default_factory=ExtractLimits)
+    # Read documents in a child process killed at the deadline (engine/extract/isolated.py);
+    # False reads them here, where a parser stuck in C code cannot be stopped (to measure).
+    extract_in_child: bool = True
 
 
 @dataclass
@@ -118,13 +121,15 @@ class Indexer:
         self.live = live
         self.encoder = encoder
         self.config = config or IndexerConfig()
+        self._reader: ExtractionProcess | SameProcess = SameProcess()  # the run's own, in run()
 
     def run(self, paths: Sequence[Path]) -> Iterator[IndexProgress | IndexFinished]:
         run = _Run()
+        self._reader = ExtractionProcess() if self.config.extract_in_child else SameProcess()
         try:
             excluded = self.store.exclusions()
             self._excluded = excluded
-            plans = [self._plan(Path(p).expanduser().absolute(), run, excluded) for p in paths]
+            plans = [self._plan(user_path(p).absolute(), run, excluded) for p in paths]
             run.files_total = sum(len(files) for _, _, files, _ in plans)
             yield run.progress()
             for root_id, root_path, files, known in plans:
@@ -132,7 +137,7 @@ class Indexer:
                 self._keep_or_drop_root(root_id, root_path)
             yield run.progress()
         finally:  # also when the caller stops early: what was committed is saved
-
+            self._reader.close()
             with _Timer(run, "vectors"):
                 self.live.save()
         yield IndexFinished(run.summary(cancelled=False))
@@ -151,7 +156,11 @@ class Indexer:
             raise ExtractionError(path, "no such file or folder")
         key = path_key(path)
         root_id = self.store.root_for(key) or self.store.ensure_root(key)
-        files = [] if is_excluded(key, excluded) else list(scan_files(path, None, excluded))
+
+        def unreadable(folder: Path, error: OSError) -> None:  # listed, not stored: nothing to retry
+            run.skipped.append(SkippedFile(path_key(folder), f"folder not read: {_os_reason(error)}"))
+
+        files = [] if is_excluded(key, excluded) else list(scan_files(path, None, excluded, unreadable))
         known = self.store.documents_under(key)
         on_disk = {path_key(f) for f in files}
         gone = [p for p in known if _file_of(p, known) not in on_disk]
@@ -240,16 +249,19 @@ class Indexer:
     def _documents(self, run: _Run, file: Path, key: str, info: os.stat_result, digest: str, data: bytes):
         """(outcome, is_file) for each document of the file, members first (engine.extract.tree)."""
         unsupported = Unsupported()
-        skip = (lambda inner: is_excluded(member_key(key, inner), self._excluded)) if self._excluded else None
+        skip = SkipBelow(key, tuple(self._excluded)) if self._excluded else None
         documents = None
         while True:
             with _Timer(run, "extract"):
                 try:
-                    documents = documents or extract_tree(file, data, limits=self.config.limits, skip=skip)
+                    documents = documents or iter(self._reader.extract_tree(file, data, self.config.limits, skip))
                     document = next(documents, None)
                     outcome = None if document is None else document_outcome(
                         DocumentPlace(file, key, info.st_size, info.st_mtime, digest), document, self.config,
                         self.encoder.dim, unsupported)
+                except ExtractionError as e:  # the reader ran out of time or memory, or crashed
+                    yield self._failure(run, key, file, info.st_size, info.st_mtime, digest, e.reason), True
+                    return
                 except Exception as e:  # noqa: BLE001 -- one file must never end the run
                     log.exception("unexpected error while indexing %s", file)
                     reason = f"could not be read ({short_error(e)})"

@@ -19,6 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from engine.config import DataPaths
 from engine.errors import LibraryDamagedError, StoreError
+from engine.index import keyword_index
 from engine.index.live_index import LiveIndex
 from engine.index.vector_file import read_trailer
 from engine.index.vectors import PLAIN_SPACE, VectorIndex
@@ -105,6 +106,21 @@ def _check_contents(store: Store, indexes: Path, report: CheckReport) -> None:
             _check_generation(store, generation, all_passages, indexes, report)
     if store.generation("active") is None and len(all_passages):
         report.problems.append(f"{len(all_passages)} passages but no active index generation")
+    _check_keywords(indexes / keyword_index.FILE_NAME, all_passages, report)
+
+
+def _check_keywords(path: Path, all_passages: np.ndarray, report: CheckReport) -> None:
+    """The keyword index is a cache: what is wrong with it is a note, rebuilt on open."""
+    problem, held = keyword_index.inspect(path)
+    if problem is not None:
+        report.notes.append(f"keyword index: {path} {problem}; it is rebuilt from the database on open")
+        return
+    lacking, extra = np.setdiff1d(all_passages, held), np.setdiff1d(held, all_passages)
+    differences = [f"lacks {len(lacking)} passage(s) ({_ids_text(lacking, count=False)})" if len(lacking) else "",
+                   f"holds {len(extra)} the database does not ({_ids_text(extra, count=False)})" if len(extra) else ""]
+    if len(lacking) or len(extra):
+        report.notes.append(f"keyword index {' and '.join(filter(None, differences))}; "
+                            "it is brought in step on open")
 
 
 def _check_generation(store: Store, generation: GenerationInfo, all_passages: np.ndarray,
@@ -160,7 +176,8 @@ def _nonempty_index_files(indexes: Path) -> list[Path]:
     return [p for p in files if (t := read_trailer(p)) is None or t.get("count", 1) > 0]
 
 
-def _ids_text(ids: np.ndarray) -> str:
+def _ids_text(ids: np.ndarray, count: bool = True) -> str:
+    """Example: _ids_text(np.arange(7)) == "7 (0, 1, 2, 3, 4, ...)"; without `count`, only the ids."""
     shown = ", ".join(str(int(i)) for i in ids[:SHOWN_IDS])
     more = ", ..." if len(ids) > SHOWN_IDS else ""
-    return f"{len(ids)} ({shown}{more})"
+    return f"{len(ids)} ({shown}{more})" if count else shown + more

@@ -46,7 +46,7 @@ from engine.langid import detect_language
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
 from engine.query import ParsedQuery, parse_query, with_filters
-from engine.scan import key_path, path_key
+from engine.scan import key_path, path_key, user_path
 from engine.search import Mode, SearchIndexes, is_sentence, run_search
 from engine.search_config import SearchConfig
 from engine.store import Store
@@ -195,7 +195,7 @@ class Library:
     def _index(self, paths: Sequence[Path], *, lift_exclusions: bool = False) -> Iterator[IndexEvent]:
         if lift_exclusions:
             for path in paths:
-                self.store.remove_exclusions(path_key(Path(path).expanduser().absolute()))
+                self.store.remove_exclusions(path_key(user_path(path).absolute()))
         self.live.ensure_corrections(self.encoder)  # kept in step by the indexer from here on
         yield from Indexer(self.store, self.live, self.encoder, self.config).run(list(paths))
 
@@ -295,7 +295,7 @@ class Library:
         yield from self._writing("removing documents", body)
 
     def _forget(self, path: Path) -> int:
-        key = path_key(Path(path).expanduser().absolute())
+        key = path_key(user_path(path).absolute())
         documents = self.store.documents_under(key)
         roots = [r.path for r in self.roots()]
         is_root = key in roots

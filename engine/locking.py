@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import LibraryBusyError
+from engine.private import private_file
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +132,8 @@ def waiting_message(holder: LockHolder) -> str:
 
 def _open(path: Path) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
-    return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    private_file(path)  # it names the holder's activity
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
 
 
 def _write_holder(fd: int, activity: str) -> None:

@@ -5,7 +5,10 @@
 Only the manifest and the files it lists are copied; symbolic links are refused (a link
 to /etc/shadow would otherwise be copied into the registry); archive members must lie
 inside the model folder, be listed, and stay within their declared sizes, a size bound
-and the free disk space (a zip bomb stops before it fills the disk).
+and the free disk space (a zip bomb stops before it fills the disk). The compression
+ratio is bounded for each large member and for the archive as a whole: 64 members of
+16 MiB of zeros each pass any per-member bound that lets real files through, but
+together they are 1 GiB from 1 MB.
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ MAX_MANIFEST_BYTES = 4 << 20  # a manifest is a few kB; bigger is not ours
 MAX_MODEL_BYTES = 32 << 30  # far above any model Babelfind serves
 MAX_RATIO = 200  # uncompressed / compressed: ONNX weights ~1.1, tokenizer JSON ~4, zeros ~1000
 _RATIO_FROM = 16 << 20  # small files may compress well (a JSON of padding); allow them
+# The whole archive: a real model is mostly weights (~1.1), so even a large vocabulary
+# file next to small weights stays far below this.
+MAX_ARCHIVE_RATIO = 20
+_ARCHIVE_RATIO_FROM = 64 << 20  # a small model may be mostly JSON; allow it
+# Only these: zipfile decompresses bzip2 and LZMA members without bounding the output.
+_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 _CHUNK = 1 << 20
 
 
@@ -121,6 +130,9 @@ def _check_member(source: Path, member: zipfile.ZipInfo) -> None:
         raise ModelError(f"{source}: unsafe path in archive: {member.filename}", source)
     if stat.S_ISLNK(member.external_attr >> 16):
         raise ModelError(f"{source}: the archive holds a symbolic link: {member.filename}", source)
+    if member.compress_type not in _METHODS:
+        raise ModelError(f"{source}: {member.filename} uses compression method {member.compress_type}; "
+                         "model archives are stored or deflated", source)
     if member.file_size > _RATIO_FROM and member.file_size > MAX_RATIO * max(member.compress_size, 1):
         raise ModelError(f"{source}: {member.filename} expands {member.file_size} bytes from "
                          f"{member.compress_size} (a zip bomb?)", source)
@@ -139,6 +151,10 @@ def _check_sizes(source: Path, members: list[zipfile.ZipInfo], dest: Path) -> No
     if declared > MAX_MODEL_BYTES:
         raise ModelError(f"{source}: the archive unpacks to {declared / 2**30:.1f} GiB, more "
                          f"than a model may take ({MAX_MODEL_BYTES / 2**30:.0f} GiB)", source)
+    compressed = max(sum(m.compress_size for m in members), 1)
+    if declared > _ARCHIVE_RATIO_FROM and declared > MAX_ARCHIVE_RATIO * compressed:
+        raise ModelError(f"{source}: the archive expands {declared / 2**20:.0f} MiB from "
+                         f"{compressed / 2**20:.1f} MiB ({declared / compressed:.0f}:1; a zip bomb?)", source)
     free = shutil.disk_usage(dest).free
     if declared > free:
         raise ModelError(f"{source}: unpacking needs {declared / 2**20:.0f} MiB but only "

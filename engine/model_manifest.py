@@ -19,12 +19,17 @@ from pathlib import Path
 
 from engine.errors import ModelError
 from engine.model_files import contained, validate_manifest
+from engine.private import open_private
 
 log = logging.getLogger(__name__)
 
 MANIFEST_FILE = "manifest.json"
 # size + mtime of files whose checksum was verified, so loading skips re-hashing 470 MB
 VERIFIED_FILE = ".verified.json"
+# Which graph files passed engine.encoders.graph_check (by SHA-256); like VERIFIED_FILE a
+# note the folder keeps about itself, not a file of the model.
+GRAPH_CHECKS_FILE = ".graph-checks.json"
+STAMP_FILES = frozenset({MANIFEST_FILE, VERIFIED_FILE, GRAPH_CHECKS_FILE})
 FAMILIES = ("transformer", "laser")
 
 
@@ -117,7 +122,7 @@ def write_manifest(folder: Path, manifest: ModelManifest) -> ModelManifest:
     files = {
         p.relative_to(folder).as_posix(): sha256_file(p)
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and p.name not in (MANIFEST_FILE, VERIFIED_FILE)
+        if p.is_file() and p.name not in STAMP_FILES
     }
     manifest = replace(manifest, files=files)
     tmp = folder / (MANIFEST_FILE + ".tmp")
@@ -163,6 +168,7 @@ def _read_stamps(folder: Path) -> dict:
 
 def _write_stamps(folder: Path, stamps: dict) -> None:
     try:
-        (folder / VERIFIED_FILE).write_text(json.dumps(stamps), encoding="utf-8")
+        with open_private(folder / VERIFIED_FILE, "w") as f:
+            f.write(json.dumps(stamps))
     except OSError:  # a read-only registry still works, it just re-hashes next time
         log.debug("cannot record verified checksums in %s", folder)

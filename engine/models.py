@@ -30,8 +30,15 @@ from engine.model_manifest import (
     verify_files,
     write_manifest,
 )
+from engine.encoders.graph_check import GraphRefusedError, check_before_serving, check_model
+from engine.private import make_tree_private, private_folder
+from engine.repairs import repaired
 
 log = logging.getLogger(__name__)
+
+# The model a new home starts with (trainer.serving.default_models builds it), and the one
+# the active model falls back to when it is refused.
+DEFAULT_MODEL = "multilingual-e5-small"
 
 VARIANTS = ("fp32", "fp16", "int8")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -119,14 +126,23 @@ def export_model(name: str, dest_zip: Path, paths: DataPaths | None = None) -> P
 
 
 def import_model(
-    source: Path, paths: DataPaths | None = None, *, replace_existing: bool = False
+    source: Path, paths: DataPaths | None = None, *, replace_existing: bool = False,
+    built_here: bool = False,
 ) -> ModelManifest:
-    """Adds a model from a folder or a .zip made by `export_model`, verified by checksums."""
+    """Adds a model from a folder or a .zip made by `export_model`, verified by checksums,
+    its graphs checked for unbounded allocations (engine.encoders.graph_check).
+
+    `built_here`: the folder is one Babelfind built (the bundle's prepared default
+    models), so its graphs skip the warm-up; the static check still runs.
+
+    Raises:
+        GraphRefusedError: a graph could allocate without bound (a ModelError).
+    """
     paths = _paths(paths)
     source = Path(source)
     if not source.exists():
         raise InputError(f"{source} does not exist")
-    paths.models.mkdir(parents=True, exist_ok=True)
+    private_folder(paths.models)
     staging = Path(tempfile.mkdtemp(prefix=".import-", dir=paths.models))
     try:
         folder = unpack_model(source, staging)
@@ -140,6 +156,7 @@ def import_model(
                 raise InputError(f"a model named '{manifest.name}' is already installed")
             if active_model_name(paths) == manifest.name:
                 raise InputError(f"'{manifest.name}' is the active model; cannot replace it")
+        check_model(folder, manifest, warm_up=not built_here)
         install_folder(folder, target)
         return manifest
     finally:
@@ -153,12 +170,13 @@ def build_model(name: str, paths: DataPaths, build, progress) -> ModelManifest:
 
     `progress(fraction, message)` hears "registering" (0.95) and "registered" (1.0).
     """
-    paths.models.mkdir(parents=True, exist_ok=True)
+    private_folder(paths.models)
     work = Path(tempfile.mkdtemp(prefix=f".export-{name}-", dir=paths.models))
     try:
         manifest = build(work)
         progress(0.95, "registering")
         manifest = write_manifest(work, manifest)
+        check_model(work, manifest, warm_up=False)  # our own graphs: the static check only
         install_folder(work, model_dir(name, paths))
         progress(1.0, "registered")
         return manifest
@@ -167,7 +185,9 @@ def build_model(name: str, paths: DataPaths, build, progress) -> ModelManifest:
 
 
 def install_folder(folder: Path, target: Path) -> None:
-    """Moves a finished model folder into the registry, replacing an older copy."""
+    """Moves a finished model folder into the registry, replacing an older copy; its files
+    are the user's alone (a model trained on their sentences can repeat them)."""
+    make_tree_private(folder)
     if target.exists():
         shutil.rmtree(target)
     os.replace(folder, target)
@@ -233,21 +253,37 @@ def load_encoder(
 ):
     """An `Encoder` for a registered model (the active one when `name` is None).
 
+    The graph that will serve is checked for unbounded allocations first (once per file,
+    engine.encoders.graph_check). When the active model is refused, the default model
+    becomes the active one and is loaded instead, with one line saying so.
+
     Args:
         device: "auto" (GPU when onnxruntime-gpu sees one), "cpu" or "cuda".
         variant: "fp32", "fp16" or "int8"; None picks the best one for the device.
         threads: CPU threads to use; None means one per physical core.
     Raises:
         ModelError naming the file when a model file is missing, damaged or not the
-        kind of model the manifest says.
+        kind of model the manifest says; GraphRefusedError (one) naming the model.
     """
-    from engine.encoders.migrate import ensure_body_format, restore_interrupted_swap
-    from engine.encoders.onnx import resolve_device
-
     paths = _paths(paths)
     name = name or active_model_name(paths)
     if not name:
         raise ModelError("no active model; run 'babelfind models use NAME'")
+    try:
+        return _load_encoder(name, device=device, variant=variant, paths=paths, threads=threads)
+    except GraphRefusedError as e:
+        if name != active_model_name(paths) or name == DEFAULT_MODEL or not model_dir(DEFAULT_MODEL, paths).is_dir():
+            raise
+        encoder = _load_encoder(DEFAULT_MODEL, device=device, variant=None, paths=paths, threads=threads)
+        save_settings(paths, active_model=DEFAULT_MODEL)
+        repaired("%s; the active model is now '%s'", e, DEFAULT_MODEL)
+        return encoder
+
+
+def _load_encoder(name: str, *, device: str, variant: str | None, paths: DataPaths, threads: int | None):
+    from engine.encoders.migrate import ensure_body_format, restore_interrupted_swap
+    from engine.encoders.onnx import resolve_device
+
     restore_interrupted_swap(model_dir(name, paths))
     manifest = ensure_body_format(model_dir(name, paths), get_manifest(name, paths))
     device = resolve_device(device)
@@ -258,8 +294,10 @@ def load_encoder(
         from engine.encoders.laser_onnx import LaserOnnxEncoder, laser_vocab_file
 
         verify_files(folder, manifest, files + [laser_vocab_file(manifest)])
+        check_before_serving(folder, manifest, chosen)
         return LaserOnnxEncoder(folder, manifest, variant=chosen, device=device, threads=threads)
     from engine.encoders.onnx import OnnxEncoder
 
     verify_files(folder, manifest, files)
+    check_before_serving(folder, manifest, chosen)
     return OnnxEncoder(folder, manifest, variant=chosen, device=device, threads=threads)

@@ -26,10 +26,12 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
-from pathlib import Path
 
 from engine.errors import (
     BadDateError,
+    InputError,
+    QuerySyntaxError,
+    QueryTooLongError,
     UnbalancedQuoteError,
     UnknownFileTypeError,
     UnknownFilterError,
@@ -66,6 +68,11 @@ DETECTABLE_LANGUAGES = frozenset(
 # A part of the box: -?key:"quoted" | -?"quoted" | -?bare. Bare parts end at whitespace.
 _PART = re.compile(r'(?P<neg>-)?(?:(?P<key>[A-Za-z]+):(?!:)(?P<value>"[^"]*"|\S+)|"(?P<phrase>[^"]*)"|(?P<bare>[^\s"]+))')
 _DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
+# Bounds on one query: each required or excluded phrase is a full-text lookup of its own,
+# and a pasted page is far more than the encoder reads (512 tokens). 5,000 copies of one
+# phrase took 2.65 s before phrases were counted once.
+MAX_QUERY_CHARS = 10_000
+MAX_PHRASES = 32
 
 
 @dataclass(frozen=True)
@@ -132,7 +139,14 @@ class ParsedQuery:
 
 
 def parse_query(text: str) -> ParsedQuery:
-    """Parses the search box; raises a QuerySyntaxError subclass on malformed parts."""
+    """Parses the search box; raises a QuerySyntaxError subclass on malformed parts.
+
+    A phrase or excluded word given twice counts once; a query longer than
+    MAX_QUERY_CHARS, or with more than MAX_PHRASES phrases (or exclusions), is refused.
+    """
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryTooLongError(f"the query is {len(text):,} characters long; at most {MAX_QUERY_CHARS:,} "
+                                "are read (the meaning of a long text is in its first paragraphs)", text[:40])
     if text.count('"') % 2:
         raise UnbalancedQuoteError('a quote (") is not closed; close it or remove it', text[text.rfind('"'):])
     words, phrases, excluded = [], [], []
@@ -161,6 +175,11 @@ def parse_query(text: str) -> ParsedQuery:
             words.append("-" + bare)  # an option pasted from a command line: `--global`, `rm -rf`
             continue
         (excluded if negated else words).append(bare)
+    phrases, excluded = list(dict.fromkeys(phrases)), list(dict.fromkeys(excluded))
+    for what, parts in (("phrases in quotes", phrases), ("excluded words or phrases", excluded)):
+        if len(parts) > MAX_PHRASES:
+            raise QueryTooLongError(f"the query has {len(parts):,} different {what}; at most {MAX_PHRASES} "
+                                    "can be searched for at once", parts[MAX_PHRASES])
     return ParsedQuery(
         words=tuple(words), phrases=tuple(phrases), excluded=tuple(excluded),
         languages=_languages(filters["lang"]), file_types=_file_types(filters["type"]),
@@ -237,10 +256,13 @@ def expand_kinds(file_types: Collection[str]) -> frozenset[str]:
 def _path(raw: list[str]) -> str | None:
     if not raw:
         return None
-    from engine.scan import path_key
+    from engine.scan import path_key, user_path
 
     # The last path: of several wins, as typing a new one replaces the old.
-    return path_key(Path(raw[-1]).expanduser().absolute())
+    try:
+        return path_key(user_path(raw[-1]).absolute())
+    except InputError as e:
+        raise QuerySyntaxError(f"'path:{raw[-1]}': {e}", raw[-1]) from e
 
 
 def _date(value: str, key: str) -> float:

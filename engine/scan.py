@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -28,12 +28,30 @@ SYSTEM_DIRS = frozenset(
 )
 
 
+def user_path(path: str | Path) -> Path:
+    """`path` with a leading ~ or ~user expanded, as a shell would.
+
+    Example: user_path("~/Papers") == Path.home() / "Papers"
+
+    Raises:
+        InputError: ~user names no user of this machine (Path.expanduser's RuntimeError).
+    """
+    try:
+        return Path(path).expanduser()
+    except RuntimeError as e:
+        from engine.errors import InputError
+
+        user = str(path)[1:].replace("\\", "/").split("/", 1)[0]
+        raise InputError(f"{path}: there is no user '{user}' on this machine for ~{user}") from e
+
+
 def is_hidden(name: str) -> bool:
     return name.startswith(".") or name.startswith("~$")  # ~$ are Office lock files
 
 
 def scan_files(root: Path, extensions: Collection[str] | None = None,
-               exclude: Collection[str] = ()) -> Iterator[Path]:
+               exclude: Collection[str] = (),
+               unreadable: Callable[[Path, OSError], None] | None = None) -> Iterator[Path]:
     """Yields files under `root` (or `root` itself) whose suffix is in `extensions`.
 
     Example: list(scan_files(Path("corpus"), exclude={"/home/me/corpus/mining"}))
@@ -42,7 +60,7 @@ def scan_files(root: Path, extensions: Collection[str] | None = None,
     content). Files and folders whose `path_key` is in `exclude` are passed by.
     Symbolic links to folders are followed once: a folder already visited (same device
     and inode) is skipped, so link cycles end. Unreadable folders are skipped with a
-    log line; the scan goes on.
+    log line, and passed to `unreadable` (to be reported); the scan goes on.
     """
     exclude = frozenset(exclude)
     if path_key(root) in exclude:
@@ -59,20 +77,24 @@ def scan_files(root: Path, extensions: Collection[str] | None = None,
             info = folder.stat()
         except OSError as e:
             log.warning("cannot read folder %s: %s", folder, e)
+            if unreadable is not None:
+                unreadable(folder, e)
             continue
         key = (info.st_dev, info.st_ino)
         if key in visited:
             continue
         visited.add(key)
-        yield from _scan_folder(folder, extensions, exclude, stack)
+        yield from _scan_folder(folder, extensions, exclude, stack, unreadable)
 
 
 def _scan_folder(folder: Path, extensions: Collection[str] | None, exclude: frozenset[str],
-                 stack: list[Path]) -> Iterator[Path]:
+                 stack: list[Path], unreadable: Callable[[Path, OSError], None] | None) -> Iterator[Path]:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as e:
         log.warning("cannot list folder %s: %s", folder, e)
+        if unreadable is not None:
+            unreadable(folder, e)
         return
     subfolders = []
     for entry in entries:
@@ -144,6 +166,18 @@ def key_path(key: str) -> Path:
     if os.name == "nt":
         return Path(_UNESCAPE_WINDOWS.sub(lambda m: chr(int(m.group()[2:], 16)), key))
     return Path(_UNESCAPE_POSIX.sub(_unescape_posix, key))
+
+
+def is_below(path: str, folder: str) -> bool:
+    return path.startswith(folder.rstrip("/") + "/")
+
+
+def is_excluded(path: str, excluded: Collection[str]) -> bool:
+    """True when `path` is one of `excluded` or lies below one.
+
+    Example: is_excluded("/c/mining/a.txt", ["/c/mining"]) is True
+    """
+    return any(path == e or is_below(path, e) for e in excluded)
 
 
 def member_key(container: str, inner: tuple[str, ...]) -> str:

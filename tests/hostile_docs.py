@@ -270,3 +270,46 @@ def seed_documents() -> dict[str, bytes]:
         "a.odt": zip_bytes(ODT_MEMBERS),
         "a.epub": zip_bytes(epub_members()),
     }
+
+
+def nested_html(depth: int, tag: str = "div") -> bytes:
+    """A page of `depth` nested elements around one sentence: 11 bytes a level.
+
+    lexbor's time grows with the square of the depth (200,000 levels: about 100 s), all
+    inside C, where no deadline check can run.
+    """
+    opening, closing = f"<{tag}>".encode(), f"</{tag}>".encode()
+    return (b"<!doctype html><html><body>" + opening * depth + b"Deep honey bees." + closing * depth
+            + b"</body></html>")
+
+
+# Just under html_file's CHECKED_FROM_TAGS (two tags a level), so the nesting check lets
+# it through, yet lexbor takes about 0.2 s on an idle machine, all inside C: well past a
+# deadline of 0.05 s (0.1 s with its grace).
+SLOW_NESTING = 9_900
+
+
+def colliding_names(folder: Path) -> list[Path]:
+    """Files whose names are easy to confuse, each with its own text and its own word
+    `collision<i>`: a literal `caf\\xe9` beside the bytes caf<0xE9> (not UTF-8), NFC beside
+    NFD é, upper beside lower case, a newline, an ANSI escape and U+202E in names.
+    Returns the files written, in order (those the platform allows)."""
+    import os
+    import unicodedata
+
+    folder.mkdir(parents=True, exist_ok=True)
+    names: list[bytes] = [b"caf\\xe9.txt", b"caf\xe9.txt",
+                          unicodedata.normalize("NFC", "caf\u00e9-n.txt").encode(),
+                          unicodedata.normalize("NFD", "caf\u00e9-n.txt").encode(),
+                          b"Case.txt", b"case.txt", b"two\nlines.txt", b"red\x1b[31m.txt",
+                          "evil\u202etxt.exe.txt".encode()]
+    written = []
+    for index, name in enumerate(names):
+        path = os.path.join(os.fsencode(folder), name)
+        try:
+            with open(path, "xb") as f:
+                f.write(f"Names that collide: {name!r} keeps its own words, collision{index}.".encode())
+        except (OSError, ValueError):  # a file system that folds case or forbids the bytes
+            continue
+        written.append(Path(os.fsdecode(path)))
+    return written

@@ -23,6 +23,7 @@ import sys
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.cli.arguments import OneLineParser
+from app.printable import escaped_stdout, printable
 from app.training_extra import TrainingNotInstalled
 from engine.errors import BabelfindError
 from engine.store.urls import one_line, scrub
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         paths = data_paths()
-        with logging_to_file(paths.home, verbose_requested(args.verbose)):
+        with logging_to_file(paths.home, verbose_requested(args.verbose)), escaped_stdout():
             try:
                 return _run(args, paths)
             except Exception:
@@ -97,16 +98,16 @@ def main(argv: list[str] | None = None) -> int:
                 log.info("babelfind %s failed", args.command, exc_info=True)
                 raise
     except TrainingNotInstalled as e:  # an install without the `train` extra: how to add it
-        print(f"babelfind: error: {e}", file=sys.stderr)
+        print(f"babelfind: error: {printable(e)}", file=sys.stderr)
         return 2
     except BabelfindError as e:
-        print(f"babelfind: error: {e}", file=sys.stderr)
+        print(f"babelfind: error: {printable(e)}", file=sys.stderr)
         return 1
     except OSError as e:  # a disk or permission problem, not a bug: one line, no traceback
-        print(f"babelfind: error: {e}", file=sys.stderr)
+        print(f"babelfind: error: {printable(e)}", file=sys.stderr)
         return 1
     except SQLAlchemyError as e:  # damage found while working: say so, point at the check
-        print(f"babelfind: error: database error: {scrub(one_line(e), args.db or '')}; "
+        print(f"babelfind: error: database error: {printable(scrub(one_line(e), args.db or ''))}; "
               "run 'babelfind check'", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.printable import printable
 from engine.errors import InputError
 from engine.languages import check_language
+from engine.scan import user_path
 
 # argparse's own messages about the command line's shape; these get a pointer to --help.
 _SYNTAX_MESSAGES = ("the following arguments are required", "unrecognized arguments",
@@ -25,14 +27,90 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         hint = f"; see '{self.prog} --help'" if any(m in message for m in _SYNTAX_MESSAGES) else ""
-        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+        self.exit(2, f"{self.prog}: error: {printable(message)}{hint}\n")
 
 
-def query_text(text: str) -> str:
-    """A search query with something in it: query_text("  glaciers ") == "glaciers"."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("the query is empty; type what you are looking for")
-    return text.strip()
+def utf8_text(text: str) -> str:
+    """Text the user typed (a query, a name), refused when the shell passed bytes that are
+    not UTF-8: Python keeps such bytes as lone surrogates, which no tokenizer, database or
+    file name accepts. (Paths keep them: a file's name may be any bytes.)
+
+    Example: utf8_text("walrus \udcff") raises "not valid UTF-8 (byte 0xff at 8)"
+    """
+    for position, char in enumerate(text):
+        if "\udc80" <= char <= "\udcff":
+            raise argparse.ArgumentTypeError(
+                f"not valid UTF-8 (byte 0x{ord(char) - 0xdc00:02x} at {position + 1}); "
+                "is the terminal set to UTF-8?")
+    return text
+
+
+class QueryParser(OneLineParser):
+    """A command whose words make a query: `babelfind search -walrus puffin` searches for
+    "-walrus puffin" rather than failing on an unknown option -walrus.
+
+    Arguments that are this command's options (with their values) are parsed as options
+    wherever they stand; every other argument is a word of the query, in order, except an
+    unknown `--name`, which is more likely a mistyped option (`--jsno`) and stays an error:
+    after `--` it is a word too. The query's own syntax decides what a leading dash means
+    (engine.query).
+    """
+
+    def parse_known_args(self, args=None, namespace=None):
+        words, options = self._split(list(args or []))
+        namespace, extras = super().parse_known_args([*options, "--", *words] if words else options, namespace)
+        if isinstance(getattr(namespace, "query", None), list):
+            namespace.query = " ".join(namespace.query).strip()
+            if not namespace.query:
+                self.error("the query is empty; type what you are looking for")
+        return namespace, extras
+
+    def _split(self, args: list[str]) -> tuple[list[str], list[str]]:
+        """(query words, option arguments) of `args`, each in order."""
+        words, options = [], []
+        tokens = iter(args)
+        for token in tokens:
+            if token == "--":
+                words.extend(tokens)
+                break
+            action, value_attached = self._option(token)
+            if action is None and token.startswith("--"):
+                options.append(token)  # argparse says it is not an option of this command
+                continue
+            if action is None:
+                words.append(token)
+                continue
+            options.append(token)
+            if action.nargs != 0 and not value_attached and (value := next(tokens, None)) is not None:
+                options.append(value)
+        return words, options
+
+    def _option(self, token: str) -> tuple[argparse.Action | None, bool]:
+        """The option `token` names (exactly, as --long=value, -kVALUE or a unique prefix of
+        a long option) and whether its value is attached; (None, False) for a query word."""
+        if not token.startswith("-") or token == "-":
+            return None, False
+        actions = self._option_string_actions
+        name, has_value = token.split("=", 1)[0], "=" in token
+        if name in actions:
+            return actions[name], has_value
+        if not token.startswith("--") and token[:2] in actions and actions[token[:2]].nargs != 0:
+            return actions[token[:2]], True  # -k5
+        if token.startswith("--"):
+            matches = [option for option in actions if option.startswith(name) and option.startswith("--")]
+            if len({actions[m] for m in matches}) == 1:
+                return actions[matches[0]], has_value
+        return None, False
+
+
+def query_words(parent, name: str, **options) -> QueryParser:
+    """A subcommand of `parent` (argparse's subparsers) parsed by QueryParser."""
+    standard = parent._parser_class
+    parent._parser_class = QueryParser  # add_parser takes no parser class of its own
+    try:
+        return parent.add_parser(name, **options)
+    finally:
+        parent._parser_class = standard
 
 
 def at_least_one(text: str) -> int:
@@ -111,4 +189,12 @@ def output_file(text: str) -> Path:
 def _path(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError("the path is empty")
-    return Path(text).expanduser()
+    try:
+        return user_path(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def user_folder_path(text: str) -> Path:
+    """A path that need not exist yet (a run folder), with ~ expanded: Path, but checked."""
+    return _path(text)

@@ -15,6 +15,7 @@ def register(subparsers) -> None:
 
 def run_check(args) -> int:
     from app.cli.library_commands import tell_waiting
+    from app.printable import printable
     from engine.config import data_paths
     from engine.integrity import check_home
     from engine.store.urls import mask_url
@@ -26,11 +27,11 @@ def run_check(args) -> int:
         print(json.dumps({"ok": report.ok, "problems": report.problems, "notes": report.notes,
                           "database": mask_url(db_url)}, indent=2))
         return 0 if report.ok else 1
-    print(f"database   {mask_url(db_url)}")
+    print(f"database   {printable(mask_url(db_url))}")
     for note in report.notes:
-        print(f"note       {note}")
+        print(f"note       {printable(note)}")
     for problem in report.problems:
-        print(f"PROBLEM    {problem}")
+        print(f"PROBLEM    {printable(problem)}")
     if report.ok:
         print("ok: the database is sound and the vector index matches it")
         return 0

@@ -49,14 +49,16 @@ def add_window_checks(report) -> None:
 
 
 def print_report(report) -> None:
+    from app.printable import printable
+
     section = None
     width = max(len(c.name) for c in report.checks)
     for check in report.checks:
         if check.section != section:
             section = check.section
             print(section)
-        print(f"  {MARKS[check.status]}  {check.name:<{width}}  {check.value}")
+        print(f"  {MARKS[check.status]}  {check.name:<{width}}  {printable(check.value)}")
         if check.hint:
-            print(f"      {'':<{width}}  -> {check.hint}")
+            print(f"      {'':<{width}}  -> {printable(check.hint)}")
     problems = sum(c.status in ("warn", "error") for c in report.checks)
     print("all good" if not problems else f"{problems} problem{'s' * (problems > 1)} found")

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.arguments import at_least_one, existing_path
+from app.cli.arguments import at_least_one, existing_path, user_folder_path
 from app.cli.model_setup import ACTIVE_MODEL
 from engine.errors import InputError
 from trainer.laser.student_config import DEVICES, StudentConfig as Defaults
@@ -52,7 +52,7 @@ def register(subparsers) -> None:
     parser.add_argument("--device", choices=DEVICES, default=Defaults.device)
     parser.add_argument("--seed", type=int, default=Defaults.seed)
     parser.add_argument("--lines", action="store_true", help="corpus .txt files: one sentence a line")
-    parser.add_argument("--run-dir", type=Path, help="checkpoint folder (default: BABELFIND_HOME/training/OUT)")
+    parser.add_argument("--run-dir", type=user_folder_path, help="checkpoint folder (default: BABELFIND_HOME/training/OUT)")
     parser.add_argument("--resume", action="store_true", help="continue the run in the run folder")
     parser.add_argument("--activate", action="store_true", help="make the new model active (re-encodes)")
     parser.add_argument("--replace", action="store_true", help="overwrite an installed model named OUT")

@@ -12,10 +12,10 @@ import dataclasses
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 
-from app.cli.arguments import at_least_one, existing_path, language_code, query_text
+from app.cli.arguments import at_least_one, existing_path, language_code, query_words, user_folder_path, utf8_text
 from app.cli.model_setup import ACTIVE_MODEL
+from app.printable import printable
 from engine.events import IndexFinished, IndexProgress, IndexSummary
 from engine.extract.base import page_name
 
@@ -33,16 +33,16 @@ def register(subparsers) -> None:
     from engine.query import QUERY_HELP
     from engine.search import MODES
 
-    search = subparsers.add_parser("search", help="search indexed documents by meaning and by keywords",
-                                   epilog=QUERY_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    search.add_argument("query", type=query_text,
-                        help="what to look for, in the query syntax below (quote it in the shell)")
+    search = query_words(subparsers, "search", help="search indexed documents by meaning and by keywords",
+                         epilog=QUERY_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    search.add_argument("query", nargs="+", type=utf8_text,
+                        help="what to look for, in the query syntax below (a word may start with -; one starting with -- goes after --)")
     search.add_argument("--mode", choices=MODES, default="fused",
                         help="fused: meaning and keywords (default); dense: meaning only; keyword: words only")
     search.add_argument("-k", type=at_least_one, default=10, help="number of documents (default 10)")
     search.add_argument("--lang", action="append", type=language_code,
                         help="only passages in this language (ISO 639-1, e.g. de); repeatable")
-    search.add_argument("--path", help="only documents under this folder")
+    search.add_argument("--path", type=user_folder_path, help="only documents under this folder")
     search.add_argument("--type", action="append", dest="file_types", help="only this file type (pdf, docx, ...); repeatable")
     search.add_argument("--json", action="store_true", help="print results as JSON")
     search.add_argument("--explain", action="store_true",
@@ -56,7 +56,7 @@ def register(subparsers) -> None:
     status.set_defaults(run=run_status)
 
     forget = subparsers.add_parser("forget", help="remove a folder or file from the index")
-    forget.add_argument("path", type=Path)
+    forget.add_argument("path", type=user_folder_path)
     forget.set_defaults(run=run_forget)
 
     reindex = subparsers.add_parser("reindex", help="bring every indexed folder up to date")
@@ -81,13 +81,17 @@ def active_model_if_indexed(args: argparse.Namespace) -> str | None:
 def library_exists(args: argparse.Namespace) -> bool:
     """False only when the default SQLite library was never created (a fresh home).
 
-    Another database (--db, settings) is assumed to exist; opening it tells.
+    Another database (--db, settings) is assumed to exist; opening it tells. A database
+    that is gone while vector indexes of documents remain is damage, not a fresh home:
+    LibraryDamagedError, as `index` says (it must not read as "nothing indexed yet").
     """
     from engine.config import data_paths
-
-    url = args.db or data_paths().db_url
+    from engine.integrity import refuse_lost_database
     from engine.store.urls import sqlite_file
 
+    paths = data_paths()
+    url = args.db or paths.db_url
+    refuse_lost_database(url, paths.indexes)
     return not url.startswith("sqlite:///") or sqlite_file(url).exists()
 
 
@@ -107,7 +111,7 @@ def lock_options(args) -> dict:
 def tell_waiting(holder) -> None:
     from engine.locking import waiting_message
 
-    print(f"babelfind: {waiting_message(holder)}", file=sys.stderr, flush=True)
+    print(f"babelfind: {printable(waiting_message(holder))}", file=sys.stderr, flush=True)
 
 
 def open_for_reading(args: argparse.Namespace):
@@ -129,7 +133,7 @@ def drive(events, show_progress: bool = True) -> IndexSummary:
         for event in events:
             if isinstance(event, IndexProgress) and event.waiting:
                 if not told_waiting:  # once: the wait may be long, the line stays true
-                    print(f"babelfind: {event.waiting}", file=sys.stderr, flush=True)
+                    print(f"babelfind: {printable(event.waiting)}", file=sys.stderr, flush=True)
                     told_waiting = True
             elif isinstance(event, IndexProgress) and show_progress:
                 if bar is None:
@@ -155,7 +159,7 @@ def _print_summary(summary: IndexSummary, as_json: bool) -> None:
         f"skipped {len(summary.skipped)} ({summary.passages} passages written)"
     )
     for skipped in summary.skipped:
-        print(f"  skipped {skipped.path}: {skipped.reason}")
+        print(f"  skipped {printable(skipped.path)}: {printable(skipped.reason)}")
 
 
 def run_index(args) -> int:
@@ -192,7 +196,7 @@ def run_search(args) -> int:
     try:
         results = library.search_results(
             args.query, k=args.k, languages=args.lang,
-            path_prefix=str(Path(args.path).expanduser().absolute()) if args.path else None,
+            path_prefix=str(args.path.absolute()) if args.path else None,
             file_types=args.file_types, mode=getattr(args, "mode", "fused"),
             explain=getattr(args, "explain", False))
     finally:
@@ -209,9 +213,9 @@ def run_search(args) -> int:
         if hit.weak and (rank == 1 or not hits[rank - 2].weak):
             print("Weaker matches" if rank > 1 else "No strong matches. Weaker matches")
         page = f", {page_name(hit.format, hit.best.page)}" if hit.best.page else ""
-        title = f"  \u201c{hit.title}\u201d" if hit.title and hit.format in ("eml", "msg") else ""
+        title = f"  \u201c{printable(hit.title)}\u201d" if hit.title and hit.format in ("eml", "msg") else ""
         print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  "
-              f"{hit.path}{page}{title}")
+              f"{printable(hit.path)}{page}{title}")
         print(f"      {_marked(hit.best.snippet, terms)}")
         if hit.best.explanation is not None:
             print(f"      why: {hit.best.explanation.text()}")
@@ -242,9 +246,9 @@ def _marked(snippet: str, terms) -> str:
 
     out, at = [], 0
     for start, end in match_spans(snippet, terms):
-        out += [snippet[at:start], "[", snippet[start:end], "]"]
+        out += [printable(snippet[at:start]), "[", printable(snippet[start:end]), "]"]
         at = end
-    return "".join(out + [snippet[at:]])
+    return "".join(out + [printable(snippet[at:])])
 
 
 def _hit_json(hit) -> dict:
@@ -293,11 +297,12 @@ def run_status(args) -> int:
     print(f"documents  {status.documents} indexed, {status.failed} skipped, {status.passages} passages")
     langs = ", ".join(f"{k} {v}" for k, v in sorted(status.languages.items(), key=lambda kv: -kv[1]))
     print(f"languages  {langs or '-'}")
-    print(f"database   {status.db_url}")
+    print(f"database   {printable(status.db_url)}")
     for root in roots:
-        print(f"  {root.path}: {root.documents} documents, {root.passages} passages, {root.failed} skipped")
+        print(f"  {printable(root.path)}: {root.documents} documents, {root.passages} passages, "
+              f"{root.failed} skipped")
     for path in excluded:  # forgotten inside a folder; 'babelfind index PATH' brings it back
-        print(f"  forgotten: {path}")
+        print(f"  forgotten: {printable(path)}")
     return 0
 
 
@@ -349,5 +354,5 @@ def run_forget(args) -> int:
         removed = library.forget(args.path)
     finally:
         library.close()
-    print(f"removed {removed} documents under {args.path}")
+    print(f"removed {removed} documents under {printable(args.path)}")
     return 0

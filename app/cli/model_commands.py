@@ -22,6 +22,7 @@ from app.cli.arguments import existing_file, existing_folder, existing_path, out
 from app.cli.laser_commands import register_models as register_laser_models
 from app.cli.model_setup import ACTIVE_MODEL
 from app.cli.output import manifest_dict, print_result
+from app.printable import printable
 from engine.errors import InputError
 
 NO_MODELS_YET = ("no models installed yet; the bundled ones (multilingual-e5-small, "
@@ -90,7 +91,7 @@ def run_models_list(args) -> int:
              "variants": sorted(v for v in m.variants if m.variant_file(v)),
              "languages": len(m.languages), "licence": m.licence} for m in manifests]
     lines = [f"{'*' if r['active'] else ' '} {r['name']:<28} dim {r['dim']:<5} "
-             f"{','.join(r['variants']):<15} {r['licence']}" for r in rows]
+             f"{','.join(r['variants']):<15} {printable(r['licence'])}" for r in rows]
     print_result(rows, args.json, "\n".join(lines) or NO_MODELS_YET)
     return 0
 

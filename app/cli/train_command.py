@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.arguments import at_least_one, existing_folder, existing_path, non_negative
+from app.cli.arguments import at_least_one, existing_folder, existing_path, non_negative, user_folder_path
 from engine.errors import InputError
 
 LAM_NONE = ("none", "simcse")
@@ -62,7 +62,7 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--lines", action="store_true", help="corpus .txt files: one sentence a line")
     parser.add_argument("--data", type=existing_folder, help="shared data folder with sts/ (default: ../shared/data)")
-    parser.add_argument("--run-dir", type=Path, help="checkpoint folder (default: BABELFIND_HOME/training/OUT)")
+    parser.add_argument("--run-dir", type=user_folder_path, help="checkpoint folder (default: BABELFIND_HOME/training/OUT)")
     parser.add_argument("--resume", action="store_true", help="continue the run in the run folder")
     parser.add_argument("--activate", action="store_true", help="make the new model active (re-encodes)")
     parser.add_argument("--replace", action="store_true", help="overwrite an installed model named OUT")

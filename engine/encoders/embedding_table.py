@@ -161,6 +161,20 @@ def write_table(folder: Path, table: np.ndarray, dtype: str,
     return spec
 
 
+def write_q4_table(folder: Path, blocks: np.ndarray) -> dict:
+    """Writes Q4_0 rows (uint8 [V, D / 32 * 18]) as they are; returns the manifest spec.
+
+    For a table that only ever existed as these blocks (a 4-bit source): no float32 copy
+    of it is made to check against, the blocks define it.
+    """
+    blocks = np.ascontiguousarray(blocks, dtype=np.uint8)
+    if blocks.ndim != 2 or blocks.shape[1] % q4.BLOCK_BYTES:
+        raise ValueError(f"Q4_0 rows must be uint8 [rows, k * {q4.BLOCK_BYTES}], got {list(blocks.shape)}")
+    np.save(Path(folder) / TABLE_FILE, blocks)
+    return {"file": TABLE_FILE, "dtype": Q4_0, "rows": int(blocks.shape[0]),
+            "dim": int(blocks.shape[1] // q4.BLOCK_BYTES * q4.BLOCK), "input": GRAPH_INPUT}
+
+
 def _check_q4(table: np.ndarray, blocks: np.ndarray | None) -> None:
     if blocks is None or blocks.shape != _q4_shape(table.shape):
         raise ValueError("a q4_0 table needs the Q4_0 blocks it was dequantised from "

@@ -246,7 +246,13 @@ class LengthBatchedEncoder:
 
     def _warm_up(self) -> None:
         """One encode, so the first real one is not slow; its shape checks the graph."""
-        vectors = self.encode(["warm-up"])
+        try:
+            vectors = self.encode(["warm-up"])
+        except (ModelError, InputError):
+            raise
+        except Exception as e:  # noqa: BLE001 -- ORT raises its own Fail/RuntimeException types
+            raise ModelError(f"{self.model_path}: the model fails on its first input: "
+                             f"{' '.join(str(e).split())[:300]}", self.model_path) from e
         if vectors.shape != (1, self.dim):
             raise ModelError(f"{self.model_path}: produced shape {vectors.shape}, expected "
                              f"(1, {self.dim})", self.model_path)

@@ -23,18 +23,20 @@ from pathlib import Path
 from engine.config import ExtractLimits
 from engine.errors import ExtractionError
 from engine.extract.base import FORMATS, ExtractedText, page_name, page_of
-from engine.extract.dispatch import EXTENSION_FORMATS, extension_format, run_guarded, short_error, unsupported_reason
+from engine.extract.dispatch import EXTENSION_FORMATS, OUT_OF_MEMORY, extension_format, run_guarded, short_error, unsupported_reason
 from engine.extract.limits import Budget
 from engine.extract.members import PURE_CONTAINERS
 from engine.extract.sniff import sniff_format
-from engine.extract.tree import TreeDocument, choose_format_guarded, extract_tree, no_text_error, open_member
+from engine.extract.tree import SkipBelow, TreeDocument, choose_format_guarded, extract_tree, no_text_error, open_member
 from engine.safe_open import read_regular
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DOCUMENT_EXTENSIONS",
     "FORMATS",
+    "OUT_OF_MEMORY",
     "SUPPORTED_EXTENSIONS",
+    "SkipBelow",
     "ExtractLimits",
     "ExtractedText",
     "TreeDocument",

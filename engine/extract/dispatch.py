@@ -161,6 +161,9 @@ def _run_extractor(path: Path, data: bytes, fmt: str, budget: Budget) -> Extract
     return extractor(path, data, budget) if takes_budget else extractor(path, data)
 
 
+OUT_OF_MEMORY = "too large to read: ran out of memory"
+
+
 def run_guarded(path: Path, data: bytes, fmt: str, budget: Budget) -> ExtractedText:
     """`_run_extractor`, with whatever a parsing library raises turned into a typed error.
 
@@ -175,7 +178,7 @@ def run_guarded(path: Path, data: bytes, fmt: str, budget: Budget) -> ExtractedT
     except BabelfindError:
         raise
     except MemoryError as e:
-        raise DocumentTooLargeError(path, "too large to read: ran out of memory") from e
+        raise DocumentTooLargeError(path, OUT_OF_MEMORY) from e
     except RecursionError as e:
         raise CorruptDocumentError(path, f"damaged {fmt.upper()} file (nested too deeply)") from e
     except Exception as e:  # noqa: BLE001 -- see the docstring

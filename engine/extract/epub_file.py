@@ -11,7 +11,7 @@ from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
 from engine.extract.base import ExtractedText, clean_title
-from engine.extract.html_file import html_to_text
+from engine.extract.html_file import TooDeepError, html_to_text, too_deep
 from engine.extract.docx_file import checked_office_zip
 from engine.extract.limits import Budget
 from engine.extract.text_file import decode_text
@@ -55,7 +55,10 @@ def _chapter_texts(path: Path, book, budget: Budget) -> list[str]:
             log.warning("%s: spine names missing item %r, skipped", path, idref)
             continue
         html = decode_text(item.get_content(), path)
-        text, _title = html_to_text(html)
+        try:
+            text, _title = html_to_text(html)
+        except TooDeepError as e:
+            raise too_deep(path, e) from e
         budget.add_text(text)
         if text:
             texts.append(text)

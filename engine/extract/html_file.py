@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from engine.errors import DocumentTooLargeError
 from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
 from engine.extract.text_file import decode_text
 
@@ -34,11 +35,87 @@ _INLINE_SPACE = re.compile(r"\s+")
 _PARAGRAPH, _LINE = "\x00P", "\x00L"
 _BREAKS = re.compile(r"(?:\s*\x00[PL])+\s*")
 
+# Nesting deeper than this is refused before parsing. lexbor's tree building looks down
+# the stack of open elements for each start tag, so its time grows with depth times tags
+# (2,000,000 nested <div>s: over ten minutes, all inside C). Browsers stop nesting at 512
+# levels (Chromium's parser), so no page meant to be read is deeper.
+MAX_DEPTH = 1_000
+# Pages with fewer tags are parsed unchecked: at worst (all of them nested) lexbor takes
+# about 2 s for 20,000, and checking costs a quarter of the extraction time.
+CHECKED_FROM_TAGS = 20_000
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)[^<>]*?(/?)>")
+# Elements without content.
+_VOID = frozenset("area base basefont bgsound br col embed frame hr image img input keygen link "
+                  "meta param source track wbr".split())
+# Elements whose end tag may be left out: the start of another closes an open one, unless
+# one of these elements lies between them (the HTML parser's scopes, simplified).
+_LIST_SCOPE = frozenset("ul ol dl menu table td th tr caption section article aside nav header footer "
+                        "main blockquote figure fieldset details form button select html body".split())
+_CLOSED_BY_SIBLING = {
+    "p": frozenset("table td th caption button object applet marquee template html".split()),
+    "li": _LIST_SCOPE, "dt": _LIST_SCOPE, "dd": _LIST_SCOPE,
+    **dict.fromkeys("td th tr thead tbody tfoot caption colgroup".split(), frozenset(("table",))),
+    **dict.fromkeys(("option", "optgroup"), frozenset(("select",))),
+    **dict.fromkeys(("rb", "rt", "rp", "rtc"), frozenset(("ruby",))),
+}
+_SIBLING_SEARCH = 8  # levels looked down for the sibling to close; deeper ones count as depth
+
 
 def declared_charset(data: bytes) -> str | None:
     """Charset named by a <meta> tag near the top of an HTML file."""
     match = _META_CHARSET.search(data[:4096])
     return match.group(1).decode("ascii").lower() if match else None
+
+
+class TooDeepError(ValueError):
+    """An HTML page or EPUB chapter nests its elements deeper than MAX_DEPTH."""
+
+
+def too_deep(path: Path, error: TooDeepError) -> DocumentTooLargeError:
+    """The skip reason for a page nested too deeply."""
+    return DocumentTooLargeError(path, f"too complex to read safely: {error}")
+
+
+def nests_deeper_than(html: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether the parser would nest this page's elements more than `limit` deep,
+    estimated from its tags; stops reading as soon as the answer is yes.
+
+    Example: nests_deeper_than("<div><p>a<p>b</div>" * 5000, 2) is False
+
+    An end tag closes everything opened since the nearest open element of its name; the
+    start of an element whose end tag may be left out (p, li, td...) closes an open one
+    just above it. That is the HTML parser's rule for ordinary pages, without its special
+    cases; the search for that sibling is short, so the estimate cannot be made slow.
+    """
+    stack: list[str] = []
+    open_count: dict[str, int] = {}
+
+    def close(name: str) -> None:  # pops down to and including the nearest open `name`
+        while (top := stack.pop()) != name:
+            open_count[top] -= 1
+        open_count[name] -= 1
+
+    for match in _TAG.finditer(html):
+        closing, name, self_closing = match.groups()
+        name = name.lower()
+        if closing:
+            if open_count.get(name):
+                close(name)
+            continue
+        if name in _VOID or self_closing:
+            continue
+        if open_count.get(name) and (scope := _CLOSED_BY_SIBLING.get(name)) is not None:
+            for above in reversed(stack[-_SIBLING_SEARCH:]):
+                if above == name:
+                    close(name)
+                    break
+                if above in scope:
+                    break
+        stack.append(name)
+        open_count[name] = open_count.get(name, 0) + 1
+        if len(stack) > limit:
+            return True
+    return False
 
 
 def _drop_boilerplate(root) -> None:
@@ -135,9 +212,14 @@ def html_to_text(html: str) -> tuple[str, str | None]:
 
     Example: html_to_text("<title>T</title><nav>menu</nav><p>Hi</p><p>there</p>") ==
         ("Hi\\n\\nthere", "T")
+
+    Raises:
+        TooDeepError: the page nests elements more than MAX_DEPTH deep.
     """
     from selectolax.lexbor import LexborHTMLParser  # lazy: C extension
 
+    if html.count("<") > CHECKED_FROM_TAGS and nests_deeper_than(html):
+        raise TooDeepError(f"elements nested over {MAX_DEPTH:,} levels deep")
     tree = LexborHTMLParser(html.replace("\x00", ""))
     title_node = tree.css_first("title")
     title = clean_title(title_node.text() if title_node else None)
@@ -152,5 +234,8 @@ def html_to_text(html: str) -> tuple[str, str | None]:
 
 def extract_html_file(path: Path, data: bytes) -> ExtractedText:
     """Text of an .html/.htm file, decoded by BOM, meta charset or detection."""
-    text, title = html_to_text(decode_text(data, path, hint=declared_charset(data)))
+    try:
+        text, title = html_to_text(decode_text(data, path, hint=declared_charset(data)))
+    except TooDeepError as e:
+        raise too_deep(path, e) from e
     return ExtractedText(text=text, format="html", title=title)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.config import ExtractLimits
-from engine.errors import BabelfindError, CorruptDocumentError, ExtractionError, NotIndexedError
+from engine.errors import BabelfindError, CorruptDocumentError, DocumentTooLargeError, ExtractionError, NotIndexedError
 from engine.extract.base import ExtractedText
-from engine.extract.dispatch import choose_format, run_guarded, short_error
+from engine.extract.dispatch import OUT_OF_MEMORY, choose_format, run_guarded, short_error
 from engine.extract.limits import Budget
 from engine.extract.archive_file import archive_members
 from engine.extract.email_file import email_members
@@ -64,6 +64,8 @@ def choose_format_guarded(path: Path, data: bytes) -> str:
         return choose_format(path, data)
     except BabelfindError:
         raise
+    except MemoryError as e:
+        raise DocumentTooLargeError(path, OUT_OF_MEMORY) from e
     except Exception as e:  # noqa: BLE001 -- sniffing opens zip directories of any quality
         log.info("%s: sniffing the format failed", path, exc_info=True)
         raise CorruptDocumentError(path, f"damaged or unreadable file ({short_error(e)})") from e
@@ -73,6 +75,21 @@ def no_text_error(path: Path, fmt: str) -> ExtractionError:
     if fmt == "pdf":
         return ExtractionError(path, "no text layer (scanned PDF?)")
     return ExtractionError(path, "document has no text")
+
+
+@dataclass(frozen=True)
+class SkipBelow:
+    """A `skip` for extract_tree that can cross to the reading child process: True for
+    the members whose stored keys (`member_key(container, inner)`) are, or lie below, one
+    of `excluded` (the folders and members the user left out)."""
+
+    container: str
+    excluded: tuple[str, ...]
+
+    def __call__(self, inner: tuple[str, ...]) -> bool:
+        from engine.scan import is_excluded, member_key
+
+        return is_excluded(member_key(self.container, inner), self.excluded)
 
 
 def extract_tree(path: Path, data: bytes, *, limits: ExtractLimits | None = None,

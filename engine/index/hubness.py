@@ -47,6 +47,7 @@ from typing import Protocol
 import numpy as np
 
 from engine.atomic import atomic_file
+from engine.repairs import move_aside, repaired
 from engine.errors import InputError
 from engine.index.language_means import query_like_sentences
 
@@ -306,6 +307,7 @@ class HubnessPenalties:
                 "dim": self.dim, "count": len(ids), "languages": self.reference_languages,
                 "reference": reference_digest(self.reference, self.reference_languages),
                 "texts": texts_digest(), "space": space}
+        move_aside(Path(path))  # a folder there would fail the rename at the end
         with atomic_file(Path(path)) as f:  # the window and the CLI may save it at once
             np.savez(f, ids=ids, values=values, reference=self.reference,
                      meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))
@@ -329,14 +331,14 @@ class HubnessPenalties:
         except FileNotFoundError:
             return None, None
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as e:
-            log.warning("ignoring damaged hubness file %s: %s", path, e)
+            repaired("the hubness file %s is damaged (%s); the penalties are measured again", path, e)
             return None, None
         languages = meta.get("languages")
         if (meta.get("format") != FORMAT_VERSION or reference.ndim != 2 or reference.shape[1] != dim
                 or not isinstance(languages, list) or len(languages) != len(reference)
                 or meta.get("reference") != reference_digest(reference, languages)
                 or len(ids) != len(values) or len(ids) != meta.get("count")):
-            log.warning("ignoring inconsistent hubness file %s", path)
+            repaired("the hubness file %s is inconsistent; the penalties are measured again", path)
             return None, None
         if meta.get("texts") != texts_digest() or meta.get("space") != space:
             return None, None  # other reference sentences (a newer app), or vectors of another form
@@ -344,6 +346,6 @@ class HubnessPenalties:
             return None, (reference, languages)
         penalties = cls(reference, languages, config, ids, values)
         if penalties._values.shape != (len(ids), len(penalties.languages)):
-            log.warning("ignoring inconsistent hubness file %s", path)
+            repaired("the hubness file %s is inconsistent; the penalties are measured again", path)
             return None, (reference, languages)
         return penalties, (reference, languages)

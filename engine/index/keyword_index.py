@@ -9,7 +9,9 @@ generation and version it reflects; when these disagree on open (the app was kil
 store is another machine's PostgreSQL, the model changed) the passage ids of both are
 compared and the difference is applied from the stored passage text. Passages are never
 edited in place (a changed document gets new passage ids), so equal id sets mean equal
-content. Terms come from engine.index.keyword_tokens (folding, bigrams, identifiers);
+content. A file that fails at any point (damaged pages found by a search, a folder in its
+place, an I/O error during an update) is dropped and rebuilt from the database, with one
+line saying so (engine.repairs); only a busy or full disk is reported as an error. Terms come from engine.index.keyword_tokens (folding, bigrams, identifiers);
 FTS5's `ascii` tokeniser only splits them at the spaces put between them.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import sqlite3
 import threading
 import time
@@ -28,6 +31,8 @@ import numpy as np
 
 from engine.errors import StoreError
 from engine.index.keyword_tokens import Token, index_terms, tokenize
+from engine.private import private_file, private_folder
+from engine.repairs import move_aside, repaired
 from engine.store import GenerationInfo, Store
 from engine.store.search_queries import passage_ids, passage_texts
 
@@ -121,11 +126,13 @@ class KeywordQuery:
 class KeywordIndex:
     """Passage terms in FTS5, keyed by passage id; thread safe (one connection, one lock)."""
 
-    def __init__(self, store: Store, path: Path, connection: sqlite3.Connection):
+    def __init__(self, store: Store, path: Path, connection: sqlite3.Connection | None,
+                 generation: GenerationInfo):
         self.store = store
         self.path = path
         self._db = connection
-        self._lock = threading.Lock()
+        self._generation = generation  # which generation a rebuild reads from the store
+        self._lock = threading.RLock()
         # Passages held, and passages holding each term asked for, cached between writes:
         # fts5vocab counts a term by reading its whole posting list (~2 ms for a word in
         # 5% of 100k passages, more for an identifier part such as "fa" in all of them).
@@ -138,28 +145,75 @@ class KeywordIndex:
 
     @classmethod
     def open(cls, store: Store, generation: GenerationInfo, folder: Path) -> KeywordIndex:
-        """Opens (creating or repairing) the keyword file in `folder` for `generation`."""
-        folder.mkdir(parents=True, exist_ok=True)
+        """Opens (creating, repairing or rebuilding) the keyword file in `folder` for `generation`."""
+        private_folder(folder)
         path = folder / FILE_NAME
         try:
-            index = cls(store, path, _connect(path))
-            index.sync(generation)
-        except sqlite3.DatabaseError as e:  # not a database, or damaged beyond SQLite's repair
-            log.warning("keyword index %s is unreadable (%s); rebuilding it", path, e)
-            for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-                stale.unlink(missing_ok=True)
-            index = cls(store, path, _connect(path))
-            index.sync(generation)
+            move_aside(path)
+            index = cls(store, path, _connect(path), generation)
+        except (sqlite3.DatabaseError, OSError) as e:  # not a database, or damaged beyond SQLite's repair
+            _raise_unless_damage(path, e)
+            index = cls(store, path, None, generation)
+            index._rebuild(e)
+            return index
+        index.sync(generation)  # heals damage the connection did not meet
         return index
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._db is not None:
+                _close_quietly(self._db)
+
+    # -- healing ---------------------------------------------------------------------
+
+    def _healing(self, operation):
+        """`operation()`; if the file fails it, a rebuild, then `operation()` once more.
+
+        Repeating a write is harmless: every write mirrors a change the database has
+        committed already (so the rebuild holds it too) and replaces what it touches.
+        """
+        if self._db is None:  # an earlier rebuild failed: try again
+            self._rebuild(StoreError("it could not be rebuilt before"))
+            return operation()
+        try:
+            return operation()
+        except sqlite3.DatabaseError as e:
+            _raise_unless_damage(self.path, e)
+            self._rebuild(e)
+        try:
+            return operation()
+        except sqlite3.DatabaseError as e:  # the new file fails too: the disk, not the cache
+            raise StoreError(f"the keyword index {self.path} fails even when rebuilt: {_short(e)}") from e
+
+    def _rebuild(self, error: BaseException) -> None:
+        """Drops the file and builds it again from every passage of the database."""
+        repaired("the keyword index %s failed (%s); rebuilding it from the database", self.path, _short(error))
+        started = time.perf_counter()
+        try:
+            with self._lock:
+                if self._db is not None:
+                    _close_quietly(self._db)
+                    self._db = None
+                move_aside(self.path)
+                for stale in (self.path, *_companions(self.path)):
+                    stale.unlink(missing_ok=True)
+                self._db = _connect(self.path)
+                self._count, self._data_version = None, None
+                self._frequencies_cache.clear()
+            generation = self.store.generation_by_id(self._generation.id) or self._generation
+            self._sync(generation)
+        except (sqlite3.DatabaseError, OSError) as e:
+            raise StoreError(f"the keyword index {self.path} cannot be rebuilt: {_short(e)}") from e
+        log.info("keyword index rebuilt in %.2f s", time.perf_counter() - started)
 
     # -- keeping in step with the database ------------------------------------------
 
     def sync(self, generation: GenerationInfo) -> None:
         """Makes the file hold exactly the store's passages, unless its stamp says it does."""
+        self._healing(lambda: self._sync(generation))
+
+    def _sync(self, generation: GenerationInfo) -> None:
+        self._generation = generation
         if self._stamp() == (generation.id, generation.version):
             return
         started = time.perf_counter()
@@ -170,13 +224,16 @@ class KeywordIndex:
         added = np.setdiff1d(stored, held, assume_unique=True)
         if len(removed) or len(added):
             log.info("keyword index: repairing (%d to add, %d to remove)", len(added), len(removed))
-        self.apply(removed.tolist(), added.tolist())
-        self.stamp(generation)
+        self._apply(removed.tolist(), added.tolist())
+        self._stamp_with(generation)
         log.info("keyword index in step with generation %d in %.2f s", generation.id,
                  time.perf_counter() - started)
 
     def apply(self, removed: Sequence[int], added: Sequence[int]) -> None:
         """Mirrors a committed change; the added passages' text is read from the store."""
+        self._healing(lambda: self._apply(removed, added))
+
+    def _apply(self, removed: Sequence[int], added: Sequence[int]) -> None:
         started = time.perf_counter()
         if len(removed):
             with self._lock, self._db:
@@ -184,11 +241,15 @@ class KeywordIndex:
             self._forget_counts()
         for i in range(0, len(added), REPAIR_BATCH):
             rows = passage_texts(self.store, [int(a) for a in added[i : i + REPAIR_BATCH]])
-            self.add(rows)
+            self._add(rows)
         self.seconds += time.perf_counter() - started
 
     def add(self, rows: Iterable[tuple[int, int, str]]) -> None:
         """Indexes (passage id, document id, text) rows; an id present already is replaced."""
+        rows = list(rows)
+        self._healing(lambda: self._add(rows))
+
+    def _add(self, rows: Iterable[tuple[int, int, str]]) -> None:
         values = [(pid, " ".join(index_terms(text)), doc) for pid, doc, text in rows]
         with self._lock, self._db:
             self._db.executemany("DELETE FROM passages WHERE rowid = ?", ((v[0],) for v in values))
@@ -197,6 +258,9 @@ class KeywordIndex:
 
     def stamp(self, generation: GenerationInfo) -> None:
         """Records that the file reflects `generation` at its version (call after a save)."""
+        self._healing(lambda: self._stamp_with(generation))
+
+    def _stamp_with(self, generation: GenerationInfo) -> None:
         with self._lock, self._db:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (generation.id,))
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (generation.version,))
@@ -212,13 +276,19 @@ class KeywordIndex:
 
     def ids(self) -> np.ndarray:
         """Every passage id held, sorted, int64 [n]."""
-        with self._lock:
-            rows = self._db.execute("SELECT rowid FROM passages ORDER BY rowid")
-            return np.fromiter((r[0] for r in rows), np.int64)
+        def read() -> np.ndarray:
+            with self._lock:
+                rows = self._db.execute("SELECT rowid FROM passages ORDER BY rowid")
+                return np.fromiter((r[0] for r in rows), np.int64)
+
+        return self._healing(read)
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._count_locked()
+        def count() -> int:
+            with self._lock:
+                return self._count_locked()
+
+        return self._healing(count)
 
     def _count_locked(self) -> int:
         # The docsize shadow table has one small row per passage: counting it is far
@@ -238,6 +308,9 @@ class KeywordIndex:
         """
         if not query:
             return np.empty(0, np.int64), np.empty(0, np.float32)
+        return self._healing(lambda: self._search(query, limit, min_share))
+
+    def _search(self, query: KeywordQuery, limit: int, min_share: float) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
             total, frequencies = self._frequencies(query)
             matched = _without_common_words(query, frequencies, total)
@@ -264,8 +337,12 @@ class KeywordIndex:
         """
         if not query:
             return False
-        with self._lock:
-            return bool(self._frequencies(query)[1])
+
+        def holds() -> bool:
+            with self._lock:
+                return bool(self._frequencies(query)[1])
+
+        return self._healing(holds)
 
     def matching(self, terms: Sequence[str], phrase: bool = False) -> np.ndarray:
         """Ids of every passage holding all `terms` (folded terms, e.g. from tokenize);
@@ -276,9 +353,13 @@ class KeywordIndex:
             expression = '"' + " ".join(t.replace('"', '""') for t in terms) + '"'
         else:
             expression = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        with self._lock:
-            rows = self._db.execute("SELECT rowid FROM passages WHERE passages MATCH ?", (expression,))
-            return np.fromiter((r[0] for r in rows), np.int64)
+
+        def read() -> np.ndarray:
+            with self._lock:
+                rows = self._db.execute("SELECT rowid FROM passages WHERE passages MATCH ?", (expression,))
+                return np.fromiter((r[0] for r in rows), np.int64)
+
+        return self._healing(read)
 
     def _frequencies(self, query: KeywordQuery) -> tuple[int, dict[str, int]]:
         """(passages held, passages holding each of the query's terms); caller holds the lock."""
@@ -339,8 +420,69 @@ def _without_common_words(query: KeywordQuery, frequencies: dict[str, int], tota
     return KeywordQuery(tuple(groups))
 
 
+def inspect(path: Path) -> tuple[str | None, np.ndarray | None]:
+    """(what is wrong with the keyword file at `path` or None, the passage ids it holds).
+
+    Example: inspect(indexes / FILE_NAME) == (None, array([1, 2, 3]))
+
+    SQLite's own integrity check of the file, then FTS5's of the full-text index against
+    the text it holds, in a transaction that is rolled back: nothing is created or
+    changed (the caller holds the home's write lock, so no writer is half-way through).
+    """
+    if not os.path.lexists(path):
+        return "is missing", None
+    if not path.is_file() or path.is_symlink():
+        return "is not a file", None
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None)
+    except sqlite3.Error as e:
+        return f"cannot be opened ({_short(e)})", None
+    try:
+        found = [row[0] for row in db.execute("PRAGMA integrity_check")]
+        if found != ["ok"]:
+            return f"is damaged ({'; '.join(map(str, found[:3]))})", None
+        db.execute("BEGIN")
+        try:
+            db.execute("INSERT INTO passages(passages) VALUES ('integrity-check')")
+        finally:
+            db.execute("ROLLBACK")
+        return None, np.fromiter((r[0] for r in db.execute("SELECT rowid FROM passages ORDER BY rowid")), np.int64)
+    except sqlite3.Error as e:
+        return f"is damaged ({_short(e)})", None
+    finally:
+        db.close()
+
+
+def _raise_unless_damage(path: Path, error: BaseException) -> None:
+    """Re-raises what a rebuild cannot cure: our own misuse (a closed connection) as it is,
+    a busy file or a full disk as a StoreError."""
+    if isinstance(error, sqlite3.ProgrammingError):
+        raise error
+    text = str(error).lower()
+    if isinstance(error, sqlite3.OperationalError) and any(
+            word in text for word in ("locked", "busy", "full", "interrupt")):
+        raise StoreError(f"the keyword index {path}: {error}") from error
+
+
+def _short(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+def _companions(path: Path) -> tuple[Path, ...]:
+    """SQLite's files beside a database: its write-ahead log, shared memory, rollback journal."""
+    return tuple(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))
+
+
+def _close_quietly(db: sqlite3.Connection) -> None:
+    try:
+        db.close()
+    except sqlite3.Error:
+        pass
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     try:
+        private_file(path)  # it holds every passage's words; SQLite would create it 0644
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")

@@ -39,8 +39,10 @@ from engine.index.hubness import HubnessConfig, HubnessPenalties, QueryEncoder, 
 from engine.index.keyword_index import KeywordIndex
 from engine.index.language_means import LanguageMeans, reference_digest
 from engine.index.vector_config import VectorIndexConfig
-from engine.index.vector_file import read_trailer
+from engine.index.vector_file import damage, read_trailer
 from engine.index.vectors import PLAIN_SPACE, VectorIndex
+from engine.private import private_folder
+from engine.repairs import repaired
 from engine.store import GenerationInfo, Store
 from engine.store.catalog import passage_catalog
 from engine.store.search_queries import vectors_of
@@ -86,15 +88,17 @@ class LiveIndex:
         A rebuild that needs a language mean not measured yet waits for `ensure_corrections`.
         """
         config = config or VectorIndexConfig()
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         means = (LanguageMeans.load(cls.means_file_for(folder, generation.id), model=generation.model_name,
                                     dim=generation.dim) if language_neutral else None)
         path = cls.file_for(folder, generation.id)
-        index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim,
-                                 space=vector_space(means))
+        space = vector_space(means)
+        index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim, space=space)
         live = cls(store, generation, folder, index or VectorIndex(generation.dim, config=config), config,
                    keywords, hubness_config, means)
         if index is None:
+            if (problem := damage(path, generation.version, space)) is not None:
+                repaired("the vector index %s %s; rebuilding it from the stored vectors", path, problem)
             live.complete = False
             live._rebuild_if_possible()
         live._load_hubness()

@@ -20,6 +20,7 @@ import zlib
 from pathlib import Path
 
 from engine.atomic import atomic_file
+from engine.repairs import move_aside
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,7 @@ def write_index_file(path: Path, faiss_index, *, generation: int, meta: dict) ->
     import faiss
 
     crc, size = 0, 0
+    move_aside(path)  # a folder there would fail the rename at the end
     with atomic_file(path) as f:
 
         def write(chunk: bytes) -> int:
@@ -83,6 +85,25 @@ def read_index_file(path: Path, *, expected_generation: int, dim: int):
         log.warning("ignoring saved vector index %s: %s", path, problem)
         return None
     return index, trailer
+
+
+def damage(path: Path, expected_generation: int, space: str) -> str | None:
+    """Why a file that would not load is damaged; None when it is missing or only stale.
+
+    Example: damage(path, 7, PLAIN_SPACE) == "is not a file" for a folder in its place.
+    For after a failed `VectorIndex.load`: a stale file (another generation version, or
+    vectors of another `space`) is not damage, the app was only stopped before it saved.
+    """
+    if not os.path.lexists(path):
+        return None
+    if not path.is_file() or path.is_symlink():
+        return "is not a file"
+    trailer = read_trailer(path)
+    if trailer is None:
+        return "is damaged (no valid trailer: cut short or overwritten)"
+    if trailer.get("generation") != expected_generation or trailer.get("space", "plain") != space:
+        return None
+    return "is damaged (its contents fail their checksum or do not match their trailer)"
 
 
 def read_trailer(path: Path) -> dict | None:

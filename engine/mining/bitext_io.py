@@ -12,6 +12,7 @@ accept the file otherwise.
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from engine.errors import InputError
+from engine.extract.text_file import bom_encoding
+from engine.safe_open import read_regular
 
 # (score, source text, target text)
 Row = tuple[float, str, str]
@@ -27,6 +30,8 @@ _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+# A pair file larger than this is refused unread: 20 million pairs of long sentences.
+MAX_PAIR_FILE_BYTES = 4 * 1024**3
 
 
 def escape_cell(text: str) -> str:
@@ -52,18 +57,42 @@ def tsv_text(rows: Iterable[Row]) -> str:
 
 
 def read_tsv(path: Path) -> list[Row]:
-    """Rows of a TSV written by `write_pairs`."""
+    """Rows of a TSV written by `write_pairs` (UTF-8; UTF-16 when a byte-order mark says so).
+
+    Raises:
+        InputError: a line is not (score, source, target), a score is not a number, the
+            bytes are not text in that encoding.
+        ExtractionError: the file cannot be read (not a regular file, too large).
+    """
     rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(_pair_file_text(Path(path)).splitlines(), 1):
         parts = line.split("\t")
         if len(parts) != 3:
             raise InputError(f"{path}:{number}: expected 3 tab-separated fields, found {len(parts)}")
-        try:
-            score = float(parts[0])
-        except ValueError as e:
-            raise InputError(f"{path}:{number}: score '{parts[0]}' is not a number") from e
-        rows.append((score, unescape_cell(parts[1]), unescape_cell(parts[2])))
+        rows.append((_score(parts[0], f"{path}:{number}"), unescape_cell(parts[1]), unescape_cell(parts[2])))
     return rows
+
+
+def _pair_file_text(path: Path) -> str:
+    data = read_regular(path, MAX_PAIR_FILE_BYTES)  # never a FIFO, never /dev/zero
+    encoding = bom_encoding(data) or "utf-8"
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        name = encoding.removesuffix("-sig").upper()
+        raise InputError(f"{path}: not {name} text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                         "save the file as UTF-8") from e
+
+
+def _score(text: str, where: str) -> float:
+    """A pair's score: a finite number."""
+    try:
+        score = float(text)
+    except ValueError:
+        score = math.nan
+    if not math.isfinite(score):
+        raise InputError(f"{where}: score {text[:40]!r} is not a number")
+    return score
 
 
 def _xml_safe(text: str) -> str:
@@ -138,7 +167,7 @@ def write_pairs(
 def read_tmx(path: Path) -> tuple[list[Row], str | None, str | None]:
     """(rows, source language, target language) of a TMX file written by `write_pairs`."""
     try:
-        root = ET.parse(path).getroot()
+        root = ET.fromstring(read_regular(path, MAX_PAIR_FILE_BYTES))  # never a FIFO
     except ET.ParseError as e:
         raise InputError(f"{path}: not valid XML ({e})") from e
     header = root.find("header")
@@ -146,7 +175,7 @@ def read_tmx(path: Path) -> tuple[list[Row], str | None, str | None]:
     rows, tgt_lang = [], None
     for tu in root.iter("tu"):
         prop = tu.find("prop[@type='x-score']")
-        score = float(prop.text) if prop is not None and prop.text else 0.0
+        score = _score(prop.text, f"{path}: a <tu>'s x-score") if prop is not None and prop.text else 0.0
         tuvs = tu.findall("tuv")
         if len(tuvs) != 2:
             raise InputError(f"{path}: a <tu> has {len(tuvs)} <tuv> elements, expected 2")

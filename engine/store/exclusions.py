@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy import delete, select
 
+from engine.scan import is_below
 from engine.store.schema import Exclusion
 
 
@@ -35,7 +36,7 @@ class ExclusionsMixin:
         """
         with self.session() as s:
             rows = list(s.scalars(select(Exclusion.path)))
-            gone = [p for p in rows if p == path or _is_below(p, path) or _is_below(path, p)]
+            gone = [p for p in rows if p == path or is_below(p, path) or is_below(path, p)]
             if gone:
                 s.execute(delete(Exclusion).where(Exclusion.path.in_(gone)))
             return gone
@@ -48,15 +49,3 @@ class ExclusionsMixin:
     def exclusions(self) -> list[str]:
         with self.session() as s:
             return list(s.scalars(select(Exclusion.path).order_by(Exclusion.path)))
-
-
-def _is_below(path: str, folder: str) -> bool:
-    return path.startswith(folder.rstrip("/") + "/")
-
-
-def is_excluded(path: str, excluded) -> bool:
-    """True when `path` is one of `excluded` or lies below one.
-
-    Example: is_excluded("/c/mining/a.txt", ["/c/mining"]) is True
-    """
-    return any(path == e or _is_below(path, e) for e in excluded)

@@ -23,7 +23,7 @@ from engine.errors import StoreError
 from engine.store.exclusions import ExclusionsMixin
 from engine.store.schema import Document, DocumentText, IndexGeneration, Passage, Root, Vector
 from engine.store.migrate import migrate
-from engine.store.urls import check_sqlite_folder, mask_url, one_line, scrub
+from engine.store.urls import check_sqlite_folder, mask_url, one_line, scrub, sqlite_file
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +156,7 @@ class Store(ExclusionsMixin):
         """Connects and migrates to the newest schema; StoreError on failure."""
         try:
             check_sqlite_folder(url)
+            _private_sqlite_file(url)
             engine = create_engine(url)
             if engine.dialect.name == "sqlite":
                 _enable_sqlite_pragmas(engine)
@@ -529,3 +530,13 @@ class Store(ExclusionsMixin):
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
             yield ids, vectors.astype(np.float32, copy=False)
             last = int(ids[-1])
+
+
+def _private_sqlite_file(url: str) -> None:
+    """A SQLite database file made 0600 before SQLite creates it with the umask's mode:
+    it holds the text of every passage."""
+    if not url.startswith("sqlite:///") or url in ("sqlite:///", "sqlite:///:memory:") or "mode=memory" in url:
+        return
+    from engine.private import private_file
+
+    private_file(sqlite_file(url))

@@ -4,8 +4,9 @@
     'postgresql://me:***@db/lib?sslpassword=***'
 
 SQLAlchemy hides the password in `user:password@host` but not one given in the query
-string (`?password=...` works with libpq), so both are masked here, and `scrub` removes
-the secrets from driver messages that quote the URL or its parts.
+string (`?password=...` works with libpq), so both are masked here, whatever the key's
+case or percent-encoding (`?PASS%57ORD=`), and `scrub` removes the secrets from driver
+messages that quote the URL or its parts.
 """
 
 from __future__ import annotations
@@ -19,19 +20,37 @@ MASK = "***"
 SECRET_KEYS = frozenset({"password", "passwd", "pwd", "pass", "sslpassword", "secret",
                          "token", "access_token", "api_key", "apikey", "auth_token"})
 _USERINFO = re.compile(r"(://[^:/@?#]*:)([^@/]*)(@)")
-_QUERY_SECRET = re.compile(r"([?&;](?:%s)=)([^&;#]*)" % "|".join(sorted(SECRET_KEYS)), re.I)
+# one query parameter: its separator, its key, and its value (to the next & ; or #)
+_PARAMETER = re.compile(r"([?&;])([^=&;#]*)(=?)([^&;#]*)")
+
+
+def _is_secret_key(key: str) -> bool:
+    return unquote(key).strip().lower() in SECRET_KEYS
+
+
+def _split(url: str) -> tuple[str, str]:
+    """(the URL up to its query string, the query string with its '?'); a '?' inside the
+    user:password part does not start the query."""
+    url = str(url)
+    userinfo = _USERINFO.search(url)
+    mark = url.find("?", userinfo.end() if userinfo else 0)
+    return (url, "") if mark < 0 else (url[:mark], url[mark:])
 
 
 def mask_url(url: str) -> str:
     """The URL with its password and secret query values replaced by ***."""
-    masked = _USERINFO.sub(lambda m: m.group(1) + MASK + m.group(3), str(url))
-    return _QUERY_SECRET.sub(lambda m: m.group(1) + MASK, masked)
+    head, query = _split(url)
+    head = _USERINFO.sub(lambda m: m.group(1) + MASK + m.group(3), head)
+    query = _PARAMETER.sub(lambda m: m.group(1) + m.group(2) + m.group(3) + MASK
+                           if _is_secret_key(m.group(2)) and m.group(3) else m.group(0), query)
+    return head + query
 
 
 def secrets_of(url: str) -> list[str]:
     """The secret strings in a URL (as written and percent-decoded), longest first."""
-    found = [m.group(2) for m in _USERINFO.finditer(str(url))]
-    found += [m.group(2) for m in _QUERY_SECRET.finditer(str(url))]
+    head, query = _split(url)
+    found = [m.group(2) for m in _USERINFO.finditer(head)]
+    found += [m.group(4) for m in _PARAMETER.finditer(query) if _is_secret_key(m.group(2))]
     values = {v for s in found if s for v in (s, unquote(s))}
     return sorted(values, key=len, reverse=True)
 

@@ -76,3 +76,15 @@ def no_model_loads(monkeypatch):
     monkeypatch.setattr(engine.library, "_load_encoder", refuse)
     monkeypatch.setattr(default_models, "install_default_models", refuse)
     monkeypatch.setattr(default_models, "ensure_default_models", refuse)
+
+
+@pytest.fixture
+def home_with_tiny(babelfind_home, tiny_registry) -> Path:
+    """This test's BABELFIND_HOME with the session's tiny model copied in and active."""
+    import shutil
+
+    from app.cli import main
+
+    shutil.copytree(tiny_registry.models, babelfind_home / "models")
+    assert main(["models", "use", "tiny"]) == 0
+    return babelfind_home

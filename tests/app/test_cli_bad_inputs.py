@@ -120,3 +120,17 @@ def test_absurd_laser_checkpoint_is_one_line(capsys, tmp_path):
     argv = ["models", "import-laser", tmp_path / "absurd.pt", "--spm", laser_files.spm,
             "--name", "absurd"]
     assert_one_line_error(*run(capsys, argv))
+
+
+@pytest.mark.parametrize("url", [
+    f"postgresql+psycopg://u@127.0.0.1:1/db?password={SECRET}",
+    f"postgresql+psycopg://u@127.0.0.1:1/db?sslmode=disable&PASS%57ORD={SECRET}",
+    f"postgresql+psycopg://u:{SECRET}@127.0.0.1:1/db?sslpassword={SECRET}",
+    f"postgresql+psycopg://u@127.0.0.1:notaport/db?password={SECRET}",
+], ids=["query", "encoded-key", "both", "bad-port"])
+def test_doctor_never_prints_a_password(babelfind_home, capsys, url):
+    code, out, err = run(capsys, ["--db", url, "doctor", "--json"])
+    assert SECRET not in out + err
+    report = json.loads(out)
+    shown = [c["value"] for c in report["checks"] if c["section"] == "database"]
+    assert shown and all("***" in value for value in shown), shown

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 import numpy as np
 import pytest
@@ -15,13 +14,6 @@ from engine.errors import InputError
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 needs_dev_zero = pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
-
-
-@pytest.fixture
-def home_with_tiny(babelfind_home, tiny_registry):
-    shutil.copytree(tiny_registry.models, babelfind_home / "models")
-    assert main(["models", "use", "tiny"]) == 0
-    return babelfind_home
 
 
 def one_error_line(argv, capsys, code: int = 1) -> str:

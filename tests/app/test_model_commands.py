@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
@@ -12,14 +11,6 @@ from app.cli import main
 from engine.config import data_paths
 from engine.eval_tatoeba import evaluate_encoder, nearest_neighbour_error
 from engine.models import load_encoder
-
-
-@pytest.fixture
-def home_with_tiny(babelfind_home, tiny_registry):
-    """This test's BABELFIND_HOME with the session's tiny model copied in and active."""
-    shutil.copytree(tiny_registry.models, babelfind_home / "models")
-    assert main(["models", "use", "tiny"]) == 0
-    return babelfind_home
 
 
 def run_json(capsys, argv) -> object:

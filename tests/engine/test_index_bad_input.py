@@ -106,6 +106,8 @@ def test_unreadable_folder_does_not_stop_the_run(library, tmp_path, monkeypatch)
     monkeypatch.setattr(os, "scandir", scandir)
     summary = list(library.index_paths([corpus]))[-1].summary
     assert summary.indexed == 1
+    # ...and the folder is listed with why, as a skipped file is (issue 24: it was not)
+    assert [(Path(s.path).name, s.reason) for s in summary.skipped] == [("closed", "folder not read: permission denied")]
 
 
 def test_file_refused_by_the_os_is_skipped_even_as_root(library, tmp_path, monkeypatch):

@@ -190,7 +190,9 @@ def test_open_document_unpacks_a_member_and_the_preview_reads_stored_text(librar
 
 
 def test_a_missing_word_tool_is_a_skip_naming_it(library, tmp_path, monkeypatch):
-    monkeypatch.setattr("engine.extract.word97_file.find_tool", lambda name: None)
+    # The documents are read in a child process: it finds its programs on this PATH.
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs"))
+    monkeypatch.delenv("BABELFIND_TOOLS", raising=False)
     folder = tmp_path / "disk"
     folder.mkdir()
     shutil.copy(FIXTURES / "murano.doc", folder / "murano.doc")

@@ -59,14 +59,14 @@ def test_hostile_documents_are_skipped_and_the_rest_indexed(library, tmp_path, m
     write_zip_with_raw_member(corpus / "e-bomb.docx", [("[Content_Types].xml", "<Types/>")], "word/document.xml",
                               1 << 30)
     (corpus / "f-explodes.txt").write_text("A parser bug we have not met yet.", encoding="utf-8")
-    real_extract = indexer.extract_tree
+    real_outcome = indexer.document_outcome  # extraction runs in a child: fail after it, here
 
-    def extract_tree(path, data, **kwargs):
-        if path.name == "f-explodes.txt":
+    def document_outcome(place, document, *args):
+        if place.file.name == "f-explodes.txt":
             raise RuntimeError("an unexpected library failure")
-        return real_extract(path, data, **kwargs)
+        return real_outcome(place, document, *args)
 
-    monkeypatch.setattr(indexer, "extract_tree", extract_tree)
+    monkeypatch.setattr(indexer, "document_outcome", document_outcome)
     with caplog.at_level(logging.ERROR, logger="engine.indexer"):
         summary = list(library.index_paths([corpus]))[-1].summary
     got = reasons(summary)
@@ -169,3 +169,43 @@ def test_mining_reads_no_fifo_and_no_dev_zero(tmp_path, kind, name):
     swap(path, kind)
     with pytest.raises(NotRegularFileError, match="not a regular file"):
         read_sentences(path)
+
+
+@pytest.mark.timeout(120)
+def test_a_document_stuck_in_its_parser_is_skipped_at_the_deadline(babelfind_home, tmp_path):
+    from hostile_docs import SLOW_NESTING, nested_html
+
+    from engine.config import ExtractLimits
+    from engine.indexer import IndexerConfig
+
+    corpus = tmp_path / "nested"
+    write_good(corpus)
+    (corpus / "b-deep.html").write_bytes(nested_html(200_000))  # refused before parsing
+    (corpus / "c-slow.html").write_bytes(nested_html(SLOW_NESTING))  # parsed, in C, past the deadline
+    config = IndexerConfig(limits=ExtractLimits(max_seconds=0.05))
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder(), config=config)
+    try:
+        summary = list(library.index_paths([corpus]))[-1].summary
+        assert reasons(summary) == {
+            "b-deep.html": "too complex to read safely: elements nested over 1,000 levels deep",
+            "c-slow.html": "reading took longer than the 0.05 s limit per document",
+        }
+        assert summary.indexed == len(GOOD)
+        assert len(library.search("honey bees dance hive flowers")) >= 1
+    finally:
+        library.close()
+
+
+def test_names_that_collide_stay_apart(library, tmp_path):
+    from hostile_docs import colliding_names
+
+    from engine.scan import path_key
+
+    files = colliding_names(tmp_path / "collide")
+    summary = list(library.index_paths([tmp_path / "collide"]))[-1].summary
+    assert (summary.indexed, summary.skipped) == (len(files), ())
+    assert len({path_key(f) for f in files}) == len(files)
+    for file in files:  # each found by its own word, as itself
+        word = file.read_text(encoding="utf-8").rsplit(" ", 1)[-1].rstrip(".")
+        hits = library.search(word, k=1, mode="keyword")
+        assert hits and hits[0].path == path_key(file), (file, word, hits)

@@ -37,7 +37,7 @@ def rows(start: int, texts: list[str]) -> list[tuple[int, int, str]]:
 
 
 def fresh(index: KeywordIndex) -> KeywordIndex:
-    return KeywordIndex(index.store, index.path, keyword_index._connect(index.path))
+    return KeywordIndex(index.store, index.path, keyword_index._connect(index.path), index._generation)
 
 
 def counts(index: KeywordIndex, words: list[str]) -> tuple[int, dict[str, int]]:

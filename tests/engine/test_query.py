@@ -95,3 +95,16 @@ def test_caller_filters_narrow_what_was_typed():
     assert "de" not in disjoint.languages and "fr" not in disjoint.languages
     assert "pdf" not in disjoint.file_types and "docx" not in disjoint.file_types
     assert with_filters(typed, None, None, None) is typed
+
+
+def test_a_phrase_given_many_times_counts_once_and_long_queries_are_refused():
+    from engine.errors import QueryTooLongError
+    from engine.query import MAX_PHRASES, MAX_QUERY_CHARS
+
+    parsed = parse_query(" ".join(['"walrus puffin"'] * 500) + " -seal -seal")
+    assert parsed.phrases == ("walrus puffin",) and parsed.excluded == ("seal",)
+    with pytest.raises(QueryTooLongError, match="characters long"):
+        parse_query(" ".join(['"walrus puffin"'] * 5000))  # issue 24: 2.65 s to answer
+    assert parse_query("w " * (MAX_QUERY_CHARS // 2)).words  # a long paste fits
+    with pytest.raises(QueryTooLongError, match=f"at most {MAX_PHRASES}"):
+        parse_query(" ".join(f'"walrus {i}"' for i in range(MAX_PHRASES + 1)))

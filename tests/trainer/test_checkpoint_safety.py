@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -99,3 +100,29 @@ def test_cli_resume_from_a_crafted_checkpoint_is_one_line(checkpointed_run, tmp_
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and "refusing to resume" in err, err
     assert not marker.exists()
+
+
+def test_cli_resume_with_poisoned_model_weights_is_one_line(checkpointed_run, tmp_path, capsys):
+    config, last = checkpointed_run
+    marker = tmp_path / "pwned"
+    for weights in (last / "model").glob("*.safetensors"):
+        weights.unlink()  # transformers then reads pytorch_model.bin, a pickle
+    torch.save(_RunsCode(marker), last / "model" / "pytorch_model.bin")
+    code = main(["train", "--out", "poisoned", "--run-dir", str(config.out_dir), "--resume",
+                 "--no-sts", "--base", config.base])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "cannot load" in err and "Traceback" not in err, err
+    assert not marker.exists()
+
+
+def test_a_copied_run_folder_resumes_in_itself(checkpointed_run, tmp_path):
+    import shutil
+
+    config, _last = checkpointed_run
+    copy = tmp_path / "copy"
+    shutil.copytree(config.out_dir, copy)
+    original = {p.relative_to(config.out_dir): p.stat().st_mtime_ns for p in Path(config.out_dir).rglob("*")}
+    events = list(train(replace(config, out_dir=copy), resume=True))
+    assert Path(events[-1].run_dir) == copy and copy in ckpt.latest_checkpoint(copy).parents
+    # the original run folder is untouched: not a file written, not one added
+    assert {p.relative_to(config.out_dir): p.stat().st_mtime_ns for p in Path(config.out_dir).rglob("*")} == original

@@ -12,6 +12,7 @@ through Linear + Tanh while training, and the head is dropped for evaluation and
 from __future__ import annotations
 
 import logging
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -22,6 +23,7 @@ from torch import nn
 
 from engine.config import DataPaths, data_paths
 from engine.errors import InputError, ModelError
+from engine.store.urls import one_line
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +110,11 @@ class SentenceModel(nn.Module):
                                                         attn_implementation="eager")
             except TypeError:  # families without a pooler option
                 transformer = AutoModel.from_pretrained(str(folder), attn_implementation="eager")
-        except (OSError, ValueError) as e:
-            raise ModelError(f"cannot load a transformers model from {folder}: {e}", folder) from e
+        except pickle.UnpicklingError as e:  # torch.load(weights_only=True) refused a pickle
+            raise ModelError(f"cannot load a transformers model from {folder}: its weights file holds Python "
+                             "objects, not only tensors (refused: loading them could run code)", folder) from e
+        except (OSError, ValueError, RuntimeError) as e:  # RuntimeError: a damaged torch archive
+            raise ModelError(f"cannot load a transformers model from {folder}: {one_line(e)}", folder) from e
         return cls(transformer, tokenizer, pooling)
 
     def embed(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,

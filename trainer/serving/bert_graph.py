@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.encoders.embedding_table import GRAPH_INPUT
 from engine.encoders.q4 import BLOCK, matmul_nbits_weights
 from engine.errors import ModelError
 
@@ -82,14 +83,16 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
 
 
 def bert_graph(state: dict[str, np.ndarray], sizes: BertSizes, pooling: str = "mean",
-               q4_linear: dict[str, np.ndarray] | None = None):
+               q4_linear: dict[str, np.ndarray] | None = None, *, body_only: bool = False):
     """The whole encoder (`input_ids`, `attention_mask` -> `embedding`) as an onnx.ModelProto.
 
     `state` holds BertModel's tensors by name ("embeddings.word_embeddings.weight", ...;
     a "bert." prefix is dropped). `q4_linear`: Linear weights by the same names as Q4_0
     rows (uint8 [out, in / 32 * 18], engine.encoders.q4) that the graph keeps 4-bit, as
     ONNX Runtime's MatMulNBits (fp32 arithmetic on the exact stored values); the others
-    are fp32 MatMuls.
+    are fp32 MatMuls. `body_only`: the graph takes the word rows already looked up, as
+    `token_embeddings` [batch, seq, hidden] beside `attention_mask` (the body + table
+    format engine.encoders.migrate.split_folder makes), and `state` needs no word table.
     """
     from onnx import TensorProto, helper
 
@@ -97,15 +100,16 @@ def bert_graph(state: dict[str, np.ndarray], sizes: BertSizes, pooling: str = "m
         raise ModelError(f"unknown pooling {pooling!r}; use 'mean' or 'cls'")
     builder = _Builder({k.removeprefix("bert."): v for k, v in state.items()},
                        {k.removeprefix("bert."): v for k, v in (q4_linear or {}).items()})
-    hidden = builder.embeddings(sizes)
+    hidden = builder.embeddings(sizes, body_only)
     mask_bias = builder.attention_bias()
     for layer in range(sizes.layers):
         hidden = builder.layer(hidden, mask_bias, layer, sizes)
     builder.pool(hidden, pooling)
+    mask = helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])
+    inputs = ([mask, helper.make_tensor_value_info(GRAPH_INPUT, TensorProto.FLOAT, ["batch", "seq", sizes.hidden])]
+              if body_only else [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]), mask])
     graph = helper.make_graph(
-        builder.nodes, "bert_sentence_encoder",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
-         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])],
+        builder.nodes, "bert_sentence_encoder", inputs,
         [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", sizes.hidden])],
         initializer=builder.initializers)
     opsets = [helper.make_opsetid("", OPSET)]
@@ -170,10 +174,12 @@ class _Builder:
         return self.op("LayerNormalization", x, self.const(self.weight(f"{prefix}.weight"), f"{prefix}.weight"),
                        self.const(self.weight(f"{prefix}.bias"), f"{prefix}.bias"), axis=-1, epsilon=eps)
 
-    def embeddings(self, sizes: BertSizes) -> str:
-        """word + token type 0 + position rows, LayerNorm: [batch, seq, hidden]."""
-        words = self.op("Gather", self.const(self.weight("embeddings.word_embeddings.weight"),
-                                             "embeddings.word_embeddings.weight"), "input_ids")
+    def embeddings(self, sizes: BertSizes, looked_up: bool = False) -> str:
+        """word + token type 0 + position rows, LayerNorm: [batch, seq, hidden]; the word
+        rows come in as `token_embeddings` when `looked_up`."""
+        words = GRAPH_INPUT if looked_up else self.op(
+            "Gather", self.const(self.weight("embeddings.word_embeddings.weight"),
+                                 "embeddings.word_embeddings.weight"), "input_ids")
         seq = self.op("Slice", self.op("Shape", "attention_mask"), self.const([1], dtype=np.int64),
                       self.const([2], dtype=np.int64))  # [1]: the sequence length
         positions = self.op("Slice", self.const(self.weight("embeddings.position_embeddings.weight"),

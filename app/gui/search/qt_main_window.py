@@ -24,6 +24,7 @@ from app.gui.search.qt_collections import QtCollections
 from app.gui.search.qt_empty_state import QtEmptyState, QtEmptyStateActions
 from app.gui.search.qt_indexing import QtProgressRow, QtSkippedPanel, summary_text
 from app.gui.common.qt_jobs import Job, QtJobQueue
+from app.gui.common.qt_repairs import QtRepairNotes
 from app.gui.search.qt_menus import build_menus
 from app.gui.search.qt_models import QtLanguageFilter, QtResultsModel
 from app.gui.search.qt_preview import QtPreview
@@ -124,6 +125,8 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self.setCentralWidget(outer)
         self.status_label = QLabel()
         self.statusBar().addPermanentWidget(self.status_label)
+        self.repair_notes = QtRepairNotes(self)  # a damaged index rebuilt: say so, as the CLI does
+        self.repair_notes.noted.connect(lambda text: self.statusBar().showMessage(text, 15_000))
         self._set_tab_order()
 
     def _set_tab_order(self) -> None:
@@ -427,6 +430,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         # The warm-up's queued `finished` and a pending debounce of the search field still
         # arrive after the caller closed the library: from here on they search nothing.
         self._shut_down = True
+        self.repair_notes.detach()
         self.search_bar.debounce.stop()
         if self._warm_up is not None:
             self._warm_up.wait()  # a model load cannot be interrupted; it takes a second

