@@ -12,6 +12,7 @@ import dataclasses
 import json
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
 from app.cli.arguments import at_least_one, existing_path, language_code, query_words, user_folder_path, utf8_text
 from app.cli.model_setup import ACTIVE_MODEL
@@ -67,8 +68,8 @@ def register(subparsers) -> None:
     unpack = subparsers.add_parser(
         "unpack", help="copy an indexed archive member or e-mail attachment out to a folder",
         description="PATH is a result's path, e.g. ~/mail/Inbox/message-3.eml/offer.pdf")
-    unpack.add_argument("path", type=Path)
-    unpack.add_argument("--to", type=Path, default=Path("."), help="folder to write it to (default: here)")
+    unpack.add_argument("path", type=user_folder_path)
+    unpack.add_argument("--to", type=user_folder_path, default=Path("."), help="folder to write it to (default: here)")
     unpack.set_defaults(run=run_unpack)
 
 
