@@ -352,11 +352,14 @@ class Library:
     def search_results(self, query: str | ParsedQuery, k: int = 10, *,
                        languages: Collection[str] | None = None, path_prefix: str | None = None,
                        file_types: Collection[str] | None = None, encoder: Encoder | None = None,
-                       mode: Mode = "fused", config: SearchConfig | None = None) -> SearchResults:
+                       mode: Mode = "fused", config: SearchConfig | None = None,
+                       facet: str | None = None) -> SearchResults:
         """Like `search`, with how many documents match in all and per language.
 
         `query` is the search box text, or that text parsed (engine.query.parse_query) by a
         caller that searches it more than once; the results carry the parsed query.
+        `facet`: one of the unfiltered results' `languages`: the documents it counted
+        (engine.search.run_search).
         """
         parsed = parse_query(query) if isinstance(query, str) else query
         parsed = with_filters(parsed, languages, path_prefix, file_types)
@@ -374,7 +377,8 @@ class Library:
         indexes = SearchIndexes(self.store, self.live, self.live.keywords)
         # The hubness penalty is measured per query language (engine/index/hubness.py).
         language = detect_language(parsed.meaning_text) if vector is not None else None
-        return run_search(indexes, parsed, vector, k, mode, config or SearchConfig(), language=language)
+        return run_search(indexes, parsed, vector, k, mode, config or SearchConfig(), language=language,
+                          facet=facet)
 
     def _catch_up(self) -> None:
         """Sees documents another process indexed, once it has finished writing.

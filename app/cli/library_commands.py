@@ -185,11 +185,12 @@ def run_search(args) -> int:
         print("no results")
         return 0
     terms = results.query.highlight
-    for rank, hit in enumerate(hits, 1):
-        if hit.weak and (rank == 1 or not hits[rank - 2].weak):
-            print("Weaker matches" if rank > 1 else "No strong matches. Weaker matches")
+    strong, weak = [h for h in hits if not h.weak], [h for h in hits if h.weak]
+    for rank, hit in enumerate(strong + weak, 1):
+        if hit.weak and rank == len(strong) + 1:  # one heading, whatever order the engine used
+            print("Weaker matches" if strong else "No strong matches. Weaker matches")
         page = f", page {hit.best.page}" if hit.best.page else ""
-        print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  {hit.path}{page}")
+        print(f"{rank:2d}. {hit.score:.3f}  [{_languages(hit)}]  ({_MATCHED[hit.matched_by]})  {hit.path}{page}")
         print(f"      {_marked(hit.best.snippet, terms)}")
     print(count_line(results))
     return 0
@@ -199,14 +200,27 @@ def count_line(results) -> str:
     """Example: "3 matching documents, 2 shown; 5 weaker matches" (the weak ones counted apart)."""
     at_least = "" if results.complete else "at least "
     strong_shown = sum(1 for h in results.hits if not h.weak)
-    line = f"{at_least}{results.total} matching documents"
+    line = f"{at_least}{_plural(results.total, 'matching document')}"
     if results.total > strong_shown:
         line += f", {strong_shown} shown"
     if results.weak_total:
         weak_shown = len(results.hits) - strong_shown
-        line += f"; {results.weak_total} weaker matches" + (
+        line += f"; {_plural(results.weak_total, 'weaker match')}" + (
             f", {weak_shown} shown" if results.weak_total > weak_shown else "")
     return line
+
+
+def _plural(count: int, noun: str) -> str:
+    """Example: _plural(1, "weaker match") == "1 weaker match"; _plural(2, ...) == "2 weaker matches"."""
+    if count == 1:
+        return f"1 {noun}"
+    return f"{count} {noun}{'es' if noun.endswith(('ch', 'sh', 's', 'x')) else 's'}"
+
+
+def _languages(hit) -> str:
+    """Example: "fr"; "fr, document en" for a French passage of a mostly English document."""
+    passage, document = hit.best.language or "??", hit.language
+    return passage if document in (None, passage) else f"{passage}, document {document}"
 
 
 _MATCHED = {"keywords": "keywords", "meaning": "meaning", "both": "keywords+meaning"}

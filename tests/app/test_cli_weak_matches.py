@@ -48,7 +48,7 @@ def test_weaker_matches_come_under_their_heading(cli_library, capsys):
     assert "bees.txt" in strong[0] and "(keywords+meaning)" in strong[0]
     assert any("wasps.txt" in line and "(keywords)" in line for line in weak)
     assert not any("wasps.txt" in line for line in strong)
-    assert lines[-1].startswith("1 matching documents; ") and lines[-1].endswith("weaker matches")
+    assert lines[-1].startswith("1 matching document; ") and lines[-1].endswith(("weaker match", "weaker matches"))
 
 
 def test_json_marks_the_weaker_matches(cli_library, capsys):
@@ -70,8 +70,8 @@ def hit(path: str, weak: bool) -> DocumentHit:
 @pytest.mark.parametrize("hits, total, weak_total, complete, expected", [
     ((False, False), 2, 0, True, "2 matching documents"),
     ((False,), 5, 0, True, "5 matching documents, 1 shown"),
-    ((False, True), 1, 1, True, "1 matching documents; 1 weaker matches"),
-    ((False, True), 1, 9, True, "1 matching documents; 9 weaker matches, 1 shown"),
+    ((False, True), 1, 1, True, "1 matching document; 1 weaker match"),
+    ((False, True), 1, 9, True, "1 matching document; 9 weaker matches, 1 shown"),
     ((True, True), 0, 2, False, "at least 0 matching documents; 2 weaker matches"),
 ])
 def test_count_line(hits, total, weak_total, complete, expected):

@@ -249,19 +249,14 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
 
     def _search(self, query: ParsedQuery):
         """(hits, documents matching, per-language counts over every match, weaker matches):
-        the facet's language filters inside the engine's retrieval, its counts come from all
-        matches."""
+        the engine narrows to the chosen facet (documents with a matching passage in that
+        language) among every match, so the facet's count is what choosing it shows."""
         bar = self.search_bar
         results = self.library.search_results(query, RESULT_LIMIT, path_prefix=bar.path_prefix(),
-                                              file_types=bar.file_types())
+                                              file_types=bar.file_types(), facet=bar.selected_language() or None)
         if not results.complete:
             log.info("search %r: counting stopped at %d documents", query, results.total)
-        language = bar.selected_language()
-        if not language:
-            return list(results.hits), results.total, results.languages, results.weak_total
-        narrowed = self.library.search_results(query, RESULT_LIMIT, languages=[language],
-                                               path_prefix=bar.path_prefix(), file_types=bar.file_types())
-        return list(narrowed.hits), narrowed.total, results.languages, narrowed.weak_total
+        return list(results.hits), results.total, results.languages, results.weak_total
 
     def _on_language(self, _language: str) -> None:
         self.run_search()  # the language filters inside retrieval, not over the shown 50

@@ -143,11 +143,15 @@ class QtSearchBar(QWidget):
     # -- what the window sets --------------------------------------------------------
 
     def set_language_counts(self, counts: Mapping[str, int]) -> None:
-        """Fills the facet with the languages of the current results, keeping the choice."""
+        """Fills the facet with the languages of the current results, keeping the choice.
+
+        A document with matching passages in two languages counts under both, so the
+        counts need not add up to the total: "All languages" carries none.
+        """
         keep = self.selected_language()
         self.language.blockSignals(True)
         self.language.clear()
-        self.language.addItem(f"All languages ({sum(counts.values())})", "")
+        self.language.addItem("All languages", "")
         for language, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
             self.language.addItem(language_item_text(language, count), language)
         if keep and keep not in counts:

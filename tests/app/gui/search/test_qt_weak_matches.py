@@ -52,18 +52,6 @@ def test_the_cursor_steps_over_the_heading(qtbot, window, tmp_path):
     assert Path(window.results.current_hit().path).name == "bees.txt"
 
 
-def test_other_orders_hide_the_heading_and_keep_every_result(qtbot, window, tmp_path):
-    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
-    type_query(qtbot, window, "honey bees nectar")
-    relevance = rows(window)
-    window.results_pane.sort.setCurrentText("Name")
-    by_name = rows(window)
-    assert QtResultsModel.SEPARATOR_TEXT not in [name for name, _ in by_name]
-    assert sorted(by_name) == sorted(r for r in relevance if r[0] != QtResultsModel.SEPARATOR_TEXT)
-    window.results_pane.sort.setCurrentText("Relevance")
-    assert rows(window) == relevance
-
-
 def test_only_strong_matches_show_no_heading(qtbot, window, tmp_path):
     drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
     type_query(qtbot, window, "Vladivostok steppe")
