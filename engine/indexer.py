@@ -15,7 +15,7 @@ import logging
 import os
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from engine.extract import SUPPORTED_EXTENSIONS, extract_data, page_of, short_er
 from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, is_pdf, sniff_bytes, sniff_format
 from engine.extract.text_file import bom_encoding
 from engine.langid import detect_language, detect_languages, document_language
+from engine.throughput import Throughput
 from engine.index.live_index import LiveIndex
 from engine.junk import passage_text
 from engine.scan import path_key, scan_files
@@ -63,6 +64,7 @@ class IndexerConfig:
 
 @dataclass
 class _Run:
+    pace: Throughput
     files_total: int = 0
     files_done: int = 0
     indexed: int = 0
@@ -71,15 +73,26 @@ class _Run:
     passages: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
-    started: float = field(default_factory=time.monotonic)
+    planned: dict[Path, tuple[str, int]] = field(default_factory=dict)  # file -> (kind, bytes to read)
 
     def progress(self, current: str | None = None) -> IndexProgress:
-        """Files stored (or skipped) so far; the rate and ETA follow stored files."""
-        elapsed = max(time.monotonic() - self.started, 1e-6)
-        rate = self.files_done / elapsed
-        remaining = self.files_total - self.files_done
-        eta = remaining / rate if rate > 0 else None
-        return IndexProgress(self.files_done, self.files_total, self.passages, rate, eta, current)
+        """Files stored (or skipped) so far; the rate and time left follow passages encoded
+        (engine.throughput)."""
+        return IndexProgress(self.files_done, self.files_total, self.passages, self.pace.rate(),
+                             self.pace.seconds_left(), current, encoded=self.pace.passages_encoded)
+
+    def plan(self, file: Path, size: int) -> None:
+        kind = _file_type(file)
+        self.planned[file] = (kind, size)
+        self.pace.plan(kind, size)
+
+    def visited(self, file: Path, outcome) -> None:
+        """Tells the pace what reading `file` gave: passages to encode, or none."""
+        kind, size = self.planned.pop(file, ("", 0))
+        if isinstance(outcome, DocumentWrite):
+            self.pace.read(kind, size, len(outcome.passages))
+        else:
+            self.pace.passed(kind, size)
 
     def summary(self, cancelled: bool) -> IndexSummary:
         return IndexSummary(
@@ -108,18 +121,22 @@ class Indexer:
     """Brings the store and the live index in line with folders on disk."""
 
     def __init__(self, store: Store, live: LiveIndex, encoder: Encoder,
-                 config: IndexerConfig | None = None):
+                 config: IndexerConfig | None = None, *, clock: Callable[[], float] = time.monotonic):
         self.store = store
         self.live = live
         self.encoder = encoder
         self.config = config or IndexerConfig()
+        self.clock = clock  # what the rate and time left are measured with (tests pass a fake)
 
     def run(self, paths: Sequence[Path]) -> Iterator[IndexProgress | IndexFinished]:
-        run = _Run()
+        run = _Run(Throughput(self.clock))
         try:
             excluded = self.store.exclusions()
             plans = [self._plan(Path(p).expanduser().absolute(), run, excluded) for p in paths]
             run.files_total = sum(len(files) for _, _, files, _ in plans)
+            for _, _, files, known in plans:
+                for file in files:
+                    run.plan(file, self._bytes_to_read(file, known.get(path_key(file))))
             yield run.progress()
             for root_id, root_path, files, known in plans:
                 yield from self._index_root(run, root_id, files, known)
@@ -157,6 +174,20 @@ class Indexer:
             run.removed += len(gone)
         return root_id, key, files, known
 
+    def _bytes_to_read(self, file: Path, state: DocumentState | None) -> int:
+        """What `file` will cost to extract and encode, as far as its size tells: 0 when it
+        is unchanged, too large, or of a kind that is refused (photos, binaries)."""
+        try:
+            info = file.stat()
+        except OSError:
+            return 0
+        if state and state.size == info.st_size and state.mtime == info.st_mtime:
+            return 0
+        if info.st_size > self.config.max_file_bytes:
+            return 0
+        suffix = file.suffix.lower()
+        return info.st_size if not suffix or suffix in SUPPORTED_EXTENSIONS else 0
+
     # -- the main loop ---------------------------------------------------------------
 
     def _keep_or_drop_root(self, root_id: int, root_path: str) -> None:
@@ -172,6 +203,7 @@ class Indexer:
         failures: list[FailureWrite] = []
         for file in files:
             outcome = self._visit(run, file, known.get(path_key(file)))
+            run.visited(file, outcome)
             if isinstance(outcome, DocumentWrite):
                 pending.append(outcome)  # done once its vectors are written
             else:
@@ -179,10 +211,10 @@ class Indexer:
                 if isinstance(outcome, FailureWrite):
                     failures.append(outcome)
             if sum(len(w.passages) for w in pending) >= self.config.batch_passages:
-                self._flush(run, root_id, pending, failures)
+                yield from self._flush(run, root_id, pending, failures, current=str(file))
                 pending, failures = [], []
             yield run.progress(str(file))
-        self._flush(run, root_id, pending, failures)
+        yield from self._flush(run, root_id, pending, failures)
 
     def _visit(self, run: _Run, file: Path, state: DocumentState | None):
         """Decides what a file needs: nothing, a failure record, or indexing."""
@@ -267,13 +299,13 @@ class Indexer:
             vectors=np.empty((0, self.encoder.dim), np.float32),
         )
 
-    def _flush(self, run: _Run, root_id: int, pending: list[DocumentWrite],
-               failures: list[FailureWrite]) -> None:
-        """Encodes pending documents together, then writes them in one transaction."""
+    def _flush(self, run: _Run, root_id: int, pending: list[DocumentWrite], failures: list[FailureWrite],
+               current: str | None = None) -> Iterator[IndexProgress]:
+        """Encodes pending documents together, then writes them in one transaction; yields
+        progress after each batch of passages, so a large file's rate and time left move."""
         if pending:
             texts = [p.text for write in pending for p in write.passages]
-            with _Timer(run, "encode"):
-                vectors = self.encoder.encode(texts, kind="passage")
+            vectors = yield from self._encode(run, texts, current)
             bounds = np.cumsum([0] + [len(w.passages) for w in pending])
             writes = [replace(w, vectors=vectors[a:b]) for w, a, b in zip(pending, bounds, bounds[1:])]
             with _Timer(run, "store"):
@@ -292,6 +324,19 @@ class Indexer:
         with _Timer(run, "vectors"):
             self.live.save_if_due(self.config.save_every_s)
 
+
+    def _encode(self, run: _Run, texts: list[str], current: str | None) -> Iterator[IndexProgress]:
+        """Vectors of `texts` [n, dim], encoded `batch_passages` at a time; the last batch's
+        progress is left to the caller, which yields once the documents are stored."""
+        step = self.config.batch_passages
+        parts = []
+        for start in range(0, len(texts), step):
+            if parts:
+                yield run.progress(current)
+            with _Timer(run, "encode"):
+                parts.append(self.encoder.encode(texts[start:start + step], kind="passage"))
+            run.pace.encoded(len(parts[-1]))
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     def _store_batch(self, run: _Run, root_id: int, writes: list[DocumentWrite]):
         """(removed ids, new ids per stored write, stored writes, failures for the rest).

@@ -241,7 +241,8 @@ class Library:
             done += len(ids)
             rate = done / max(time.monotonic() - started, 1e-6)
             eta = max(total - done, 0) / rate
-            yield IndexProgress(min(done, total), total, done, rate, eta, f"re-encoding with {name}", unit="passages")
+            yield IndexProgress(min(done, total), total, done, rate, eta, f"re-encoding with {name}", unit="passages",
+                                encoded=done)
         new_live = LiveIndex.open(self.store, self.store.generation_by_id(building.id), self.paths.indexes,
                                   keywords=self.live.keywords)
         new_live.ensure_hubness(encoder)

@@ -117,10 +117,12 @@ def drive(events, show_progress: bool = True) -> IndexSummary:
                     told_waiting = True
             elif isinstance(event, IndexProgress) and show_progress:
                 if bar is None:
-                    bar = tqdm(total=event.files_total, unit=event.unit.rstrip("s"), file=sys.stderr, leave=False)
+                    # tqdm's own rate and time left would count files; the engine's count passages
+                    bar = tqdm(total=event.files_total, unit=event.unit.rstrip("s"), file=sys.stderr, leave=False,
+                               bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} " + event.unit + " [{elapsed}{postfix}]")
                 bar.total = event.files_total
                 bar.n = event.files_done
-                bar.set_postfix(passages=event.passages)
+                bar.set_postfix_str(_pace_text(event), refresh=False)
                 bar.refresh()
             elif isinstance(event, IndexFinished):
                 summary = event.summary
@@ -128,6 +130,18 @@ def drive(events, show_progress: bool = True) -> IndexSummary:
         if bar is not None:
             bar.close()
     return summary
+
+
+def _pace_text(event: IndexProgress) -> str:
+    """Example: "5,120 passages, 41 passages/s, 3:20 left" (the engine's rate and time left)."""
+    from tqdm import tqdm
+
+    parts = [f"{max(event.encoded, event.passages):,} passages"]
+    if event.rate > 0:
+        parts.append(f"{event.rate:,.0f} passages/s")
+    if event.eta_s is not None and event.files_done < event.files_total:
+        parts.append(f"{tqdm.format_interval(event.eta_s)} left")
+    return ", ".join(parts)
 
 
 def _print_summary(summary: IndexSummary, as_json: bool) -> None:
