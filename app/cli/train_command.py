@@ -180,8 +180,9 @@ def _print_start(event) -> None:
              f"{s.kept} kept")
     if event.pairs is not None:
         p = event.pairs
+        aside = f"; {p.set_aside} more pairs of those sentences set aside" if p.set_aside else ""
         _err(f"pairs: {p.read} read, {p.duplicates} duplicates, {p.filtered} outside the limits, "
-             f"{p.kept} kept ({p.held_out} held out to score the model)")
+             f"{p.kept} kept: {p.trained} to train on, {p.held_out} held out to score the model{aside}")
     c = event.config
     _err(f"training {c.base} ({c.pooling}) on {event.device}: {event.total_steps} steps of "
          f"{c.batch_size}, lambda {c.lam}, tau {c.tau}, lr {c.lr}"

@@ -39,7 +39,7 @@ from trainer.config import PAIR_METRIC, SENTENCE_METRIC, STS_METRIC, TrainConfig
 from trainer.corpus import Corpus, CorpusFilter, CorpusSource, load_corpus
 from trainer.mixcse.distributed import barrier, gather_with_grad, world
 from trainer.mixcse.model import SentenceModel, resolve_base_model, torch_encode
-from trainer.pairs import PairFilter, PairSet, load_pairs
+from trainer.pairs import PairFilter, PairSet, batch_order, load_pairs
 # the events and errors live where front ends import them without torch; also re-exported here
 from trainer.events import (  # noqa: F401
     TrainCheckpoint,
@@ -103,9 +103,7 @@ def corpus_for(config: TrainConfig, world_size: int = 1, db_url: str | None = No
 
 
 def pairs_for(config: TrainConfig, world_size: int = 1) -> PairSet:
-    filt = PairFilter(min_chars=config.min_chars, max_chars=config.max_chars,
-                      min_score=config.pair_min_score)
-    return load_pairs(config.pairs, filt, config.seed, holdout=config.pair_holdout,
+    return load_pairs(config.pairs, PairFilter.of(config), config.seed, holdout=config.pair_holdout,
                       min_pairs=2 * config.batch_size * world_size)
 
 
@@ -187,7 +185,12 @@ class _Run:
         self.device = resolve_device(config.device)
         self.out = Path(config.out_dir)
         self.global_batch = config.batch_size * self.world_size
-        self.steps_per_epoch = data.size // self.global_batch
+        rng = np.random.default_rng(config.seed)
+        self.order = [self._epoch_order(rng) for _ in range(config.epochs)]
+        self.steps_per_epoch = min(len(order) for order in self.order) // self.global_batch
+        if self.steps_per_epoch == 0:
+            raise InputError(f"too many of the {data.size:,} pairs share a sentence to fill one batch of "
+                             f"{self.global_batch} in which no two do; lower the batch size")
         total = self.steps_per_epoch * config.epochs
         self.total = min(total, config.max_steps) if config.max_steps else total
         self.fingerprint = data.fingerprint()
@@ -217,11 +220,16 @@ class _Run:
             from trainer.mixcse.distill import BaseAnchor
 
             self.anchor = BaseAnchor.load(weights, config.pooling, self.device)
-        rng = np.random.default_rng(config.seed)
-        self.order = [rng.permutation(data.size) for _ in range(config.epochs)]
         self.mono_order = (rng.permutation(len(data.corpus.sentences))
                            if data.pairs and data.corpus else None)
         self.warnings: list[str] = []
+
+    def _epoch_order(self, rng: np.random.Generator) -> np.ndarray:
+        """One epoch's item order: a permutation of the corpus, or of the pairs in global
+        batches where no two pairs share a sentence (each would be the other's negative)."""
+        if not self.data.pairs:
+            return rng.permutation(self.data.size)
+        return batch_order(self.data.pairs.train, self.global_batch, rng)
 
     def _restore(self, last: Path) -> None:
         self.state = ckpt.load_checkpoint(last, self.optimizer, self.scheduler)

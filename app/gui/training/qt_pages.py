@@ -254,14 +254,15 @@ class QtHyperPage(QWizardPage):
         form.addRow(self.problem)
 
     def validatePage(self) -> bool:
-        from trainer.pairs import held_out_count
+        from trainer.pairs import PairFilter, load_pairs
 
         wizard = self.wizard()
         needed = 2 * self.batch_size.value()
-        if wizard.across_languages():
-            ticked = len(wizard.pairs_page.accepted())
-            have = ticked - held_out_count(ticked, DEFAULTS.pair_holdout)
-            what = f"{ticked:,} ticked pairs ({have:,} after the held-out ones) are"
+        if wizard.across_languages():  # read as training will read them
+            stats = load_pairs([wizard.pairs_page.pairs_file()], PairFilter.of(DEFAULTS), DEFAULTS.seed,
+                               holdout=DEFAULTS.pair_holdout, min_pairs=0).stats
+            have = stats.trained
+            what = f"{stats.kept:,} ticked pairs ({have:,} after the held-out ones) are"
         else:
             have = wizard.corpus.stats.kept if wizard.corpus is not None else needed
             what = f"{have:,} sentences are"

@@ -10,7 +10,7 @@ import pytest
 
 from engine.errors import InputError
 from engine.mining.bitext_io import write_pairs
-from train_helpers import tiny_config, tiny_training_inputs, tiny_translations
+from train_helpers import many_to_one_translations, tiny_config, tiny_training_inputs, tiny_translations
 from trainer.mixcse.pair_eval import evaluate_pairs, same_language_bias
 from trainer.pairs import PairFilter, held_out_count, load_pairs
 from trainer.mixcse.train import TrainEval, TrainFinished, TrainStarted, TrainStep, train
@@ -182,3 +182,33 @@ def test_a_resume_with_other_pairs_is_refused(tmp_path, model):
     write_pairs(tmp_path / "pairs.tsv", tiny_translations(96, seed=9))  # the file changed
     with pytest.raises(InputError, match="changed since the checkpoint"):
         list(train(config, resume=True))
+
+
+def test_a_many_to_one_file_trains_on_every_pair_and_no_step_repeats_a_sentence(tmp_path, model, monkeypatch):
+    """`babelfind train --pairs` on a translation memory: 30 sentences in 8 languages."""
+    from trainer.mixcse import train as train_module
+
+    write_pairs(tmp_path / "memory.tmx", many_to_one_translations(30, 8), src_lang="xx", tgt_lang="en")
+    steps: list[list[str]] = []
+    local_views = train_module._Run.local_views
+
+    def recorded(run, step):
+        epoch, views = local_views(run, step)
+        left, right = views[0]
+        steps.append(left + right)
+        return epoch, views
+
+    monkeypatch.setattr(train_module._Run, "local_views", recorded)
+    config = pair_config(model, tmp_path / "memory.tmx", tmp_path / "run", batch_size=8, max_steps=12,
+                         epochs=2, eval_steps=6, pair_holdout=0.1)
+    events = list(train(config))
+    started = events[0]
+    # 240 pairs kept; 15 meanings (the held-out minimum, at most half) out, one pair of each scored
+    assert started.pairs.kept == 240 and started.pairs.held_out == 15 and started.pairs.set_aside == 15 * 7
+    # each batch takes one pair of a meaning at most: with 15 meanings and batches of 8 the
+    # last batch of an epoch may stay unfilled
+    assert started.pairs.trained == 120 and started.steps_per_epoch in (120 // 8 - 1, 120 // 8)
+    assert len(steps) == 12
+    for sentences in steps:
+        assert len(sentences) == len(set(sentences)), "two pairs of one step share a sentence"
+    assert isinstance(events[-1], TrainFinished) and events[-1].held_out["base"]["pairs"] == 15
