@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import stat
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -34,7 +35,7 @@ from engine.throughput import Throughput
 from engine.index.live_index import LiveIndex
 from engine.junk import passage_text
 from engine.scan import path_key, scan_files
-from engine.safe_open import open_regular, os_error_reason, read_regular
+from engine.safe_open import open_regular, os_error_reason, read_regular, special_file_reason
 from engine.store.exclusions import is_excluded
 from engine.segment import segment
 from engine.store import DocumentState, DocumentWrite, FailureWrite, NewPassage, Store
@@ -191,11 +192,16 @@ class Indexer:
     # -- the main loop ---------------------------------------------------------------
 
     def _keep_or_drop_root(self, root_id: int, root_path: str) -> None:
-        """A single file that could not be indexed must not linger as an empty root."""
-        if Path(root_path).is_file() and not self.store.documents_under(root_path):
-            self.store.delete_root(root_path)
-        else:
-            self.store.mark_root_indexed(root_id)
+        """A single file that could not be indexed must not linger as an empty root (nor
+        its failure record: the run's summary said why)."""
+        if Path(root_path).is_file():
+            under = self.store.documents_under(root_path)
+            if not any(state.status == "indexed" for state in under.values()):
+                if under:
+                    self.store.remove_documents(list(under))
+                self.store.delete_root(root_path)
+                return
+        self.store.mark_root_indexed(root_id)
 
     def _index_root(self, run: _Run, root_id: int, files: list[Path],
                     known: dict[str, DocumentState]) -> Iterator[IndexProgress]:
@@ -222,14 +228,17 @@ class Indexer:
         try:
             info = file.stat()
         except OSError as e:
-            return self._failure(run, key, file, 0, 0.0, None, _os_reason(e))
+            reason = "a broken link (what it points to does not exist)" if file.is_symlink() else _os_reason(e)
+            return self._failure(run, key, file, 0, 0.0, None, reason)
+        if not stat.S_ISREG(info.st_mode):  # never opened: a FIFO would block, /dev/zero never ends
+            return self._failure(run, key, file, 0, info.st_mtime, None, special_file_reason(info.st_mode))
         if state and state.size == info.st_size and state.mtime == info.st_mtime:
             return self._unchanged(run, key, state)
-        if state is None and (reason := _refusal(file)):
-            # Not stored: a folder of photos must not fill the database with failures.
-            log.info("skipping %s: %s", file, reason)
-            run.skipped.append(SkippedFile(key, reason))
-            return None
+        if (state is None or state.status == "failed") and (reason := _refusal(file)):
+            # Recorded like any file that could not be indexed (one small row), so that
+            # `status` counts what the run said it skipped, and the next run passes it by
+            # on its size and time without reading it again.
+            return self._failure(run, key, file, info.st_size, info.st_mtime, None, reason)
         if info.st_size > self.config.max_file_bytes:
             reason = (f"file too large ({info.st_size / 2**20:.1f} MB; "
                       f"the limit is {self.config.max_file_bytes / 2**20:.0f} MB)")

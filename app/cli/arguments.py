@@ -29,10 +29,24 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def query_text(text: str) -> str:
-    """A search query with something in it: query_text("  glaciers ") == "glaciers"."""
-    if not text.strip():
+    """A search query with something to look for, in the query syntax (engine.query):
+    query_text("  glaciers lang:de ") == "glaciers lang:de"; `lang:german` or `lang:de`
+    alone is a wrong command line (exit 2), with what to write instead."""
+    from engine.errors import QuerySyntaxError
+    from engine.query import parse_query
+
+    text = text.strip()
+    if not text:
         raise argparse.ArgumentTypeError("the query is empty; type what you are looking for")
-    return text.strip()
+    try:
+        parsed = parse_query(text)
+    except QuerySyntaxError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if parsed.is_empty:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' has nothing to look for: filters and -exclusions narrow a search but find "
+            f"nothing alone; add words, e.g. 'manual {text}'")
+    return text
 
 
 def at_least_one(text: str) -> int:
