@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -68,7 +70,7 @@ class QtSearchBar(QWidget):
             "Down in the empty field lists earlier searches."
         )
         self.help_action = self.field.addAction(icon("help"), QLineEdit.ActionPosition.TrailingPosition)
-        self.help_action.setToolTip(QUERY_HELP)
+        self.help_action.setToolTip(query_help_html())
         self.help_action.triggered.connect(self.show_help)
         self._search_action = self.field.addAction(icon("search"), QLineEdit.ActionPosition.LeadingPosition)
         set_icon(self._search_action, "search")
@@ -123,7 +125,7 @@ class QtSearchBar(QWidget):
 
     def show_help(self) -> None:
         """The query syntax in a popover under the field (the same text as `babelfind search --help`)."""
-        QToolTip.showText(self.field.mapToGlobal(self.field.rect().bottomRight()), QUERY_HELP, self.field)
+        QToolTip.showText(self.field.mapToGlobal(self.field.rect().bottomRight()), query_help_html(), self.field)
 
     # -- what the window reads -------------------------------------------------------
 
@@ -182,7 +184,7 @@ class QtSearchBar(QWidget):
     def show_query_error(self, message: str) -> None:
         """Says what in the query cannot be used, where the count would be."""
         self.count_label.setText(message)
-        self.count_label.setToolTip(message + "\n\n" + QUERY_HELP)
+        self.count_label.setToolTip(f"<p>{html.escape(message)}</p>{query_help_html()}")
 
     # -- recent queries --------------------------------------------------------------
 
@@ -236,6 +238,34 @@ class QtSearchBar(QWidget):
                 self.navigate.emit(-1)
                 return True
         return super().eventFilter(watched, event)
+
+
+def query_help_html(text: str = QUERY_HELP) -> str:
+    """The query syntax as rich text: its two columns in a table, since a tooltip's
+    proportional font cannot line up the spaces of the plain text (`babelfind search --help`).
+
+    Example: "  lang:de   only passages..." becomes <tr><td><code>lang:de</code></td><td>only passages...</td></tr>
+    """
+    parts, rows = [], []
+    for line in text.splitlines():
+        column = _HELP_ROW.match(line)
+        if column:
+            syntax, meaning = (html.escape(part) for part in column.groups())
+            rows.append(f'<tr><td style="padding-right:12px"><code>{syntax}</code></td><td>{meaning}</td></tr>')
+            continue
+        if rows:  # a line after the table closes it
+            parts.append(f"<table cellspacing=0>{''.join(rows)}</table>")
+            rows = []
+        if line.strip():
+            parts.append(f"<p>{html.escape(line.strip())}</p>")
+    if rows:
+        parts.append(f"<table cellspacing=0>{''.join(rows)}</table>")
+    return "".join(parts)
+
+
+# "  syntax   what it does": two leading spaces, two or more before the description (the
+# syntax may hold double spaces itself: "-word  -\"a b\"")
+_HELP_ROW = re.compile(r"^ {2}(\S.*\S|\S) {2,}(\S(?:(?! {2}).)*)$")
 
 
 def result_count_text(shown: int, total: int, weak: int = 0) -> str:
