@@ -127,3 +127,10 @@ def many_to_one_translations(sources: int, languages: int, seed: int = 5) -> lis
         mapping = dict(zip(WORDS, counterparts))
         rows += [(1.0, " ".join(mapping[w] for w in s.split()), s) for s in sentences]
     return rows
+
+
+def training_events(events) -> list:
+    """A run's events without its TrainPreparing stages (TrainStarted first)."""
+    from trainer.events import TrainPreparing
+
+    return [event for event in events if not isinstance(event, TrainPreparing)]

@@ -48,6 +48,7 @@ from trainer.events import (  # noqa: F401
     TrainFinished,
     TrainingDivergedError,
     TrainingError,
+    TrainPreparing,
     TrainStarted,
     TrainStep,
     TrainWarning,
@@ -468,8 +469,12 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
     paths = paths or data_paths()
     if resume:
         config = _saved_config(Path(config.out_dir))
+    yield TrainPreparing(f"Preparing {Path(config.base).name}")
     config, weights = resolve_config(config, paths)
+    if (config.uses_corpus and corpus is None) or (config.pairs and pairs is None):
+        yield TrainPreparing("Reading the training sentences")
     data = _data_for(config, corpus, pairs, db_url or paths.db_url)
+    yield TrainPreparing(f"Loading {Path(config.base).name} for training")
     run = _Run(config, data, weights, resume)
     if run.rank == 0:
         run.out.mkdir(parents=True, exist_ok=True)
@@ -477,24 +482,66 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
     yield TrainStarted(config, data.corpus.stats if data.corpus else None,
                        data.pairs.stats if data.pairs else None, run.total, run.steps_per_epoch,
                        run.state.step, run.device, run.world_size, run.metric)
+    pace = _Pace(run.total, config.eval_steps if run.metric else 0, config.save_steps)
     if run.rank == 0 and run.state.step == 0 and run.metric in (PAIR_METRIC, SENTENCE_METRIC):
-        yield run.evaluate()  # the base model's score: what training is measured against
-    started, first = time.monotonic(), run.state.step
+        yield TrainPreparing("Scoring the model before training, to compare with the result")
+        with pace.timing("eval"):
+            base_score = run.evaluate()  # the base model's score: what training is measured against
+        yield base_score
     while run.state.step < run.total:
-        epoch, views = run.local_views(run.state.step)
-        loss = run.train_step(views)
-        run.apply_update()
+        with pace.timing("step"):
+            epoch, views = run.local_views(run.state.step)
+            loss = run.train_step(views)
+            run.apply_update()
         for message in run.warnings:
             yield TrainWarning(message)
         run.warnings.clear()
         step = run.state.step
-        pace = (time.monotonic() - started) / (step - first)
-        yield TrainStep(step, run.total, loss, run.scheduler.get_last_lr()[0],
-                        pace * (run.total - step), epoch)
-        yield from _eval_and_save(run, step)
+        yield TrainStep(step, run.total, loss, run.scheduler.get_last_lr()[0], pace.seconds_left(step), epoch,
+                        seen=step * run.global_batch)
+        yield from _eval_and_save(run, step, pace)
     if run.rank == 0:
         yield run.finish()
     barrier()
+
+
+class _Pace:
+    """Time left from what this run's steps, evaluations and checkpoints cost so far: the
+    first evaluation on a CPU can take as long as dozens of steps, so steps alone would
+    promise too little."""
+
+    def __init__(self, total: int, eval_steps: int, save_steps: int):
+        self.total, self.eval_steps, self.save_steps = total, eval_steps, save_steps
+        self.seconds: dict[str, list[float]] = {"step": [], "eval": [], "save": []}
+
+    def timing(self, kind: str):
+        import contextlib
+
+        @contextlib.contextmanager
+        def timed():
+            started = time.monotonic()
+            yield
+            self.seconds[kind].append(time.monotonic() - started)
+
+        return timed()
+
+    def seconds_left(self, step: int) -> float:
+        """After `step` (its own evaluation and checkpoint still to come)."""
+        return (self._mean("step") * (self.total - step)
+                + self._mean("eval") * self._due(step, self.eval_steps)
+                + self._mean("save") * self._due(step, self.save_steps))
+
+    def _mean(self, kind: str) -> float:
+        done = self.seconds[kind]
+        return sum(done) / len(done) if done else 0.0
+
+    def _due(self, step: int, every: int) -> int:
+        """How many of the steps from `step` to the last end with this work (every N and the last)."""
+        if every <= 0 or step > self.total:
+            return 0
+        first = -(-max(step, 1) // every) * every
+        regular = 0 if first > self.total else (self.total - first) // every + 1
+        return regular + (0 if self.total % every == 0 else 1)
 
 
 def _data_for(config: TrainConfig, corpus: Corpus | None, pairs: PairSet | None,
@@ -516,15 +563,18 @@ def _data_for(config: TrainConfig, corpus: Corpus | None, pairs: PairSet | None,
     return data
 
 
-def _eval_and_save(run: _Run, step: int) -> Iterator[TrainEvent]:
+def _eval_and_save(run: _Run, step: int, pace: _Pace) -> Iterator[TrainEvent]:
     last = step == run.total
     if run.rank == 0:
         if step % run.config.eval_steps == 0 or last:
-            result = run.evaluate()
+            with pace.timing("eval"):
+                result = run.evaluate()
             if result is not None:
                 yield result
         if step % run.config.save_steps == 0 or last:
-            yield run.save()
+            with pace.timing("save"):
+                saved = run.save()
+            yield saved
     barrier()
 
 

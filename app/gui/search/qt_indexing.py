@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.common.qt_theme import set_icon
+from app.gui.common.texts import duration_text
 from app.gui.search.qt_models import QtSkippedModel
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
 
@@ -51,18 +52,6 @@ def progress_text(event: IndexProgress) -> str:
         parts.append(f"about {duration_text(event.eta_s)} left" if event.eta_s is not None
                      else "estimating the time left")
     return "  ·  ".join(parts)
-
-
-def duration_text(seconds: float) -> str:
-    """Example: duration_text(75) == "1 min 15 s"; duration_text(4.2) == "4 s"."""
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
 
 
 def summary_text(summary: IndexSummary) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 
 from app.gui.common.qt_languages import language_label
+from app.gui.common.texts import size_text
 from engine.events import DocumentHit, SkippedFile
 from engine.highlight import NO_TERMS, HighlightTerms
 from engine.scan import key_path
@@ -134,14 +135,6 @@ def _stat(path: str) -> os.stat_result | None:
         return os.stat(key_path(path))  # a stored key: names that are not UTF-8 are escaped
     except OSError:
         return None
-
-
-def size_text(size: int) -> str:
-    """Example: size_text(1536) == "1.5 KB"; size_text(3_400_000) == "3.4 MB"."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size} bytes"
 
 
 def file_facts_text(facts: os.stat_result | None) -> str:

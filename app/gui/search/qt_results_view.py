@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (
 
 from app.gui.common.qt_files import display_path
 from app.gui.common.qt_theme import colours
-from app.gui.search.qt_models import SORT_KEYS, QtResultsModel, size_text
+from app.gui.common.texts import size_text
+from app.gui.search.qt_models import SORT_KEYS, QtResultsModel
 from engine.events import DocumentHit
 from engine.highlight import NO_TERMS, match_spans
 from engine.scan import key_path
