@@ -43,6 +43,7 @@ from engine.scan import key_path
 log = logging.getLogger(__name__)
 
 RESULT_LIMIT = 50  # documents shown per search; counts and the language facet cover every match
+RESULTS_MIN_WIDTH = 360  # px: a card's name, folder, date and snippet stay readable
 ROOTS_REFRESH_MS = 1000  # sidebar counts refresh at most this often while indexing
 LOADING_MESSAGE = "Loading the model..."
 
@@ -97,11 +98,16 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self.progress = QtProgressRow()
         self.skipped = QtSkippedPanel()
 
+        # A result card needs room for its name, folder and two lines of snippet: without
+        # a floor the preview's width hint left the list 150 px at the default 1200 x 760.
+        self.results_pane.setMinimumWidth(RESULTS_MIN_WIDTH)
         self.results_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.results_splitter.addWidget(self.results_pane)
         self.results_splitter.addWidget(self.preview)
+        self.results_splitter.setChildrenCollapsible(False)
         self.results_splitter.setStretchFactor(0, 2)
         self.results_splitter.setStretchFactor(1, 3)
+        self.results_splitter.setSizes([440, 520])
         centre = QWidget()
         column = QVBoxLayout(centre)
         column.setContentsMargins(0, 0, 0, 0)
@@ -116,7 +122,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self.main_splitter.addWidget(centre)
         self.main_splitter.setStretchFactor(0, 0)
         self.main_splitter.setStretchFactor(1, 1)
-        self.main_splitter.setSizes([320, 900])
+        self.main_splitter.setSizes([250, 950])
         outer = QWidget()
         layout = QVBoxLayout(outer)
         layout.setContentsMargins(10, 10, 10, 6)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QSizePolicy,
     QTextEdit,
     QToolButton,
     QVBoxLayout,
@@ -57,6 +58,10 @@ class QtPreview(QWidget):
         self.title.setObjectName("previewTitle")
         self.meta = QLabel("")
         self.meta.setObjectName("previewMeta")
+        # long names and facts wrap or clip; they must never widen the window past the screen
+        self.meta.setWordWrap(True)
+        for label in (self.title, self.meta):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("preview")
         self.editor.setReadOnly(True)
