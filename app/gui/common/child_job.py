@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.1  # how often the parent looks for an interrupt while the child is silent
 GRACE_S = 3.0  # a stopped child gets this long to close its generator before it is terminated
+EXIT_S = 60.0  # a child that finished gets this long to exit (unloading torch takes seconds)
 _CANCEL = "cancel"
 
 
@@ -77,6 +78,7 @@ class ChildJob(Iterator):
                                   name=f"babelfind-{self.target.rsplit(':', 1)[-1]}", daemon=True)
         process.start()
         theirs.close()
+        ended = False  # the child sent its value or error: it is exiting on its own
         try:
             while True:
                 if self._stop.is_set():
@@ -93,22 +95,25 @@ class ChildJob(Iterator):
                     continue  # the child ended: the next turn reports how
                 if kind == "event":
                     yield payload
-                elif kind == "return":
+                    continue
+                ended = True
+                if kind == "return":
                     self.value = payload
                     return
-                else:  # "error"
-                    raise payload
+                raise payload  # "error"
         finally:
-            _stop(process, ours, self.grace_s)
+            _stop(process, ours, EXIT_S if ended else self.grace_s, ask=not ended)
 
 
-def _stop(process, connection, grace_s: float) -> None:
-    """Asks a running child to stop, then ends it: terminate, and kill if it must."""
+def _stop(process, connection, grace_s: float, *, ask: bool = True) -> None:
+    """Asks a running child to stop (`ask`), waits `grace_s` for it to end, then ends it:
+    terminate, and kill if it must."""
     if process.is_alive():
-        try:
-            connection.send(_CANCEL)
-        except (BrokenPipeError, OSError):
-            pass
+        if ask:
+            try:
+                connection.send(_CANCEL)
+            except (BrokenPipeError, OSError):
+                pass
         process.join(grace_s)
     if process.is_alive():
         log.info("terminating %s after %.0f s", process.name, grace_s)

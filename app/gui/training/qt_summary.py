@@ -25,7 +25,7 @@ from engine.errors import BabelfindError
 log = logging.getLogger(__name__)
 
 NAME_SUFFIX = {modes.MODE_LANGUAGES: "my-languages", modes.MODE_SENTENCES: "my-documents"}
-CPU_TEXT = "This computer's processor (CPU)"
+CPU_TEXT = "This computer's processor"
 
 
 def new_model_name(base: str, mode: str, taken) -> str:
@@ -60,6 +60,13 @@ def disk_text(estimate, folder: Path) -> str:
     if free < estimate.disk_bytes + model:
         text += ". Not enough free space: make room before starting"
     return text
+
+
+def device_choice_text(device: str, description: str) -> str:
+    """Example: device_choice_text("cpu", "CPU (2 threads)") == "This computer's processor (2 threads)"."""
+    if device == "cpu":
+        return f"{CPU_TEXT} {description.removeprefix('CPU').strip()}".strip()
+    return f"Graphics card: {description}"
 
 
 def _seconds(seconds: float) -> str:
@@ -183,14 +190,14 @@ class QtSummaryPage(QWizardPage):
         self.device.blockSignals(True)
         self.device.clear()
         for value, text in devices:
-            self.device.addItem(CPU_TEXT + f": {text}" if value == "cpu" else f"Graphics card: {text}", value)
+            self.device.addItem(device_choice_text(value, text), value)
         self.device.setCurrentIndex(max(0, self.device.findData(measured_on)))
         self.device.blockSignals(False)
         several = len(devices) > 1
         self.device.setVisible(several)
         self.device_text.setVisible(not several)
         if not several:
-            self.device_text.setText(self.device.currentText())
+            self.device_text.setText(self.device.currentText() + "; no graphics card was found")
 
     def _device_changed(self, _index: int) -> None:
         self._measure()

@@ -76,7 +76,7 @@ def test_the_summary_says_everything_before_anything_starts(qtbot, wizard, input
     assert "while training" in page.disk.text() and "free" in page.disk.text()
     # a machine without a GPU: one line, no choice to make
     assert page.device.count() == 1 and page.device.isHidden() and not page.device_text.isHidden()
-    assert page.device_text.text().startswith("This computer's processor (CPU)")
+    assert page.device_text.text().startswith("This computer's processor (") and "no graphics card" in page.device_text.text()
     assert wizard.config().device == "cpu"
     page.name.setText("bad/name")
     next_page(qtbot, wizard)
@@ -170,3 +170,17 @@ def test_the_window_never_loads_torch_and_no_process_outlives_the_wizard(tmp_pat
     assert report["registered"] == "tiny-in-a-window"
     assert report["torch_loaded"] is False and report["transformers_loaded"] is False
     assert report["children_left"] == 0
+
+
+def test_with_a_graphics_card_the_summary_offers_the_choice(qtbot):
+    from app.gui.training.qt_summary import QtSummaryPage, device_choice_text
+
+    page = QtSummaryPage()
+    qtbot.addWidget(page)
+    page.show()
+    page._show_devices((("cuda", "NVIDIA H200 (139 GiB)"), ("cpu", "CPU (16 threads)")), "cuda")
+    assert page.device.isVisible() and page.device_text.isHidden()
+    assert [page.device.itemText(i) for i in range(page.device.count())] == [
+        "Graphics card: NVIDIA H200 (139 GiB)", "This computer's processor (16 threads)"]
+    assert page.chosen_device() == "cuda"
+    assert device_choice_text("cpu", "CPU (2 threads)") == "This computer's processor (2 threads)"
