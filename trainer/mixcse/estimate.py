@@ -71,7 +71,7 @@ class RunEstimate:
 def measure(config: TrainConfig, *, corpus: Corpus | None = None, pairs: PairSet | None = None,
             paths: DataPaths | None = None, db_url: str | None = None) -> Iterator[TrainPreparing]:
     """Times the run `config` describes on this machine; returns a RunEstimate."""
-    from trainer.mixcse.train import _data_for, _Run, available_devices, resolve_config
+    from trainer.mixcse.train import _data_for, _Run, available_devices, resolve_config, steps_ending_with
 
     started = time.monotonic()
     paths = paths or data_paths()
@@ -93,10 +93,11 @@ def measure(config: TrainConfig, *, corpus: Corpus | None = None, pairs: PairSet
         checkpoint_s = _time_saving(run.model, Path(scratch) / "copy") * CHECKPOINT_COPIES
     total = _total_steps(config, data)
     # the base model is scored before the first step, except against STS (its dev score is known)
-    evaluations = 0 if run.metric is None else _due(total, config.eval_steps) + (run.metric != STS_METRIC)
+    evaluations = (0 if run.metric is None
+                   else steps_ending_with(config.eval_steps, 1, total) + (run.metric != STS_METRIC))
     return RunEstimate(
         device=run.device, devices=tuple(available_devices()), steps=total, evaluations=evaluations,
-        checkpoints=_due(total, config.save_steps), prepare_s=prepare_s, step_s=step_s,
+        checkpoints=steps_ending_with(config.save_steps, 1, total), prepare_s=prepare_s, step_s=step_s,
         evaluation_s=evaluation_s, checkpoint_s=checkpoint_s,
         weights_bytes=sum(p.numel() * 4 for p in run.model.parameters()))
 
@@ -160,10 +161,3 @@ def _total_steps(config: TrainConfig, data) -> int:
     per_epoch = data.size // config.batch_size
     total = per_epoch * config.epochs
     return min(total, config.max_steps) if config.max_steps else total
-
-
-def _due(total: int, every: int) -> int:
-    """Steps of 1..total that end with this work: every N-th, and the last."""
-    if every <= 0 or total <= 0:
-        return 0
-    return total // every + (0 if total % every == 0 else 1)

@@ -528,20 +528,22 @@ class _Pace:
     def seconds_left(self, step: int) -> float:
         """After `step` (its own evaluation and checkpoint still to come)."""
         return (self._mean("step") * (self.total - step)
-                + self._mean("eval") * self._due(step, self.eval_steps)
-                + self._mean("save") * self._due(step, self.save_steps))
+                + self._mean("eval") * steps_ending_with(self.eval_steps, step, self.total)
+                + self._mean("save") * steps_ending_with(self.save_steps, step, self.total))
 
     def _mean(self, kind: str) -> float:
         done = self.seconds[kind]
         return sum(done) / len(done) if done else 0.0
 
-    def _due(self, step: int, every: int) -> int:
-        """How many of the steps from `step` to the last end with this work (every N and the last)."""
-        if every <= 0 or step > self.total:
-            return 0
-        first = -(-max(step, 1) // every) * every
-        regular = 0 if first > self.total else (self.total - first) // every + 1
-        return regular + (0 if self.total % every == 0 else 1)
+
+def steps_ending_with(every: int, first: int, total: int) -> int:
+    """How many of the steps `first`..`total` end with a piece of work done every N steps
+    and after the last one (an evaluation, a checkpoint): steps_ending_with(4, 1, 10) == 3."""
+    if every <= 0 or first > total or total <= 0:
+        return 0
+    start = -(-max(first, 1) // every) * every
+    regular = 0 if start > total else (total - start) // every + 1
+    return regular + (0 if total % every == 0 else 1)
 
 
 def _data_for(config: TrainConfig, corpus: Corpus | None, pairs: PairSet | None,

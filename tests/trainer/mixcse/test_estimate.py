@@ -4,7 +4,7 @@ counted like the run counts its steps, evaluations and checkpoints; nothing stay
 from __future__ import annotations
 
 from train_helpers import tiny_config, tiny_training_inputs
-from trainer.mixcse.estimate import PEAK_COPIES, RunEstimate, _due, measure
+from trainer.mixcse.estimate import PEAK_COPIES, RunEstimate, measure
 from trainer.mixcse.train import TrainCheckpoint, TrainEval, TrainStarted, train
 
 
@@ -38,5 +38,20 @@ def test_the_estimate_counts_what_the_run_then_does(tmp_path, babelfind_home):
     assert estimate.checkpoints == sum(isinstance(e, TrainCheckpoint) for e in events)
 
 
-def test_due_counts_every_nth_step_and_the_last():
-    assert [_due(10, 4), _due(10, 5), _due(3, 4), _due(0, 4), _due(10, 0)] == [3, 2, 1, 0, 0]
+def test_steps_ending_with_counts_every_nth_step_and_the_last():
+    from trainer.mixcse.train import steps_ending_with
+
+    assert [steps_ending_with(4, 1, 10), steps_ending_with(5, 1, 10), steps_ending_with(4, 1, 3)] == [3, 2, 1]
+    assert [steps_ending_with(4, 9, 10), steps_ending_with(4, 10, 10), steps_ending_with(4, 8, 10)] == [1, 1, 2]
+    assert [steps_ending_with(4, 1, 0), steps_ending_with(0, 1, 10)] == [0, 0]
+
+
+def test_the_time_left_counts_the_evaluations_and_checkpoints_still_to_come():
+    """After step 1 of 10 (a step 2 s, an evaluation 30 s every 4 steps, a checkpoint 5 s
+    every 5): 9 steps, the evaluations of steps 4, 8 and 10, the checkpoints of 5 and 10."""
+    from trainer.mixcse.train import _Pace
+
+    pace = _Pace(total=10, eval_steps=4, save_steps=5)
+    pace.seconds = {"step": [2.0], "eval": [30.0], "save": [5.0]}
+    assert pace.seconds_left(1) == 9 * 2.0 + 3 * 30.0 + 2 * 5.0
+    assert pace.seconds_left(10) == 30.0 + 5.0  # the last step's own evaluation and checkpoint
