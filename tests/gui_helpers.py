@@ -84,3 +84,16 @@ def start_tiny_run_on_cpu(qtbot, wizard, **settings: int | float) -> None:
     assert wizard.currentPage() is wizard.summary_page
     next_page(qtbot, wizard)  # "Start training"
     assert wizard.currentPage() is wizard.run_page
+
+
+def listed_rows(window) -> list[tuple[str, bool]]:
+    """(file name or heading, weak) per row of the results list, as the view shows them."""
+    from app.gui.search.qt_models import QtResultsModel
+
+    model = window.results.model()
+    rows = []
+    for row in range(model.rowCount()):
+        index = model.index(row, 0)
+        hit = index.data(QtResultsModel.HitRole)
+        rows.append((Path(hit.path).name if hit else index.data(), bool(index.data(QtResultsModel.WeakRole))))
+    return rows

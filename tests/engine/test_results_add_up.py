@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import WordEncoder
+from search_corpora import NIGHT_TRAIN
 
 from engine.config import data_paths
 from engine.index.fusion import ScoreBaseline
@@ -18,14 +19,7 @@ from engine.search_config import SearchConfig
 from engine.store.schema import Document
 from engine.store.search_queries import passage_documents
 
-ENGLISH = ("The night train to Innsbruck leaves the main station at ten in the evening. "
-           "Passengers can book a sleeping car with two or four beds. Breakfast is served "
-           "before the train reaches the mountains. The journey takes eleven hours in winter. ")
-FRENCH = ("Le train de nuit pour Innsbruck part de la gare centrale à dix heures du soir. "
-          "Les voyageurs peuvent réserver une voiture-lit avec deux ou quatre couchettes. "
-          "Le petit déjeuner est servi avant que le train n'arrive dans les montagnes. ")
-GERMAN = ("Der Nachtzug nach Innsbruck fährt um zehn Uhr abends vom Hauptbahnhof ab. "
-          "Reisende können einen Schlafwagen mit zwei oder vier Betten buchen. ")
+ENGLISH, FRENCH, GERMAN = NIGHT_TRAIN["en"], NIGHT_TRAIN["fr"], NIGHT_TRAIN["de"]
 
 
 @pytest.fixture

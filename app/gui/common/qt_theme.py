@@ -161,6 +161,16 @@ class QtAdvancedSection(QWidget):
         layout.addWidget(self.toggle)
         layout.addWidget(self.body)
 
+    def note(self, text: str) -> QLabel:
+        """Adds a line of explanation to the folded part; returns it."""
+        layout = self.body.layout()
+        if layout is None:
+            layout = QVBoxLayout(self.body)
+            layout.setContentsMargins(12, 0, 0, 0)
+        label = hint(text)
+        layout.addWidget(label)
+        return label
+
     def set_open(self, open_: bool) -> None:
         self.toggle.setChecked(open_)
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if open_ else Qt.ArrowType.RightArrow)

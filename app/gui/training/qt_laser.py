@@ -75,12 +75,10 @@ class QtLaserPage(QWizardPage):
         form.addRow("Passes over the sentences", self.epochs)
         form.addRow("", self.activate)
         advanced = QtAdvancedSection("Advanced: how it works")
-        notes = QVBoxLayout(advanced.body)
-        notes.setContentsMargins(12, 0, 0, 0)
-        notes.addWidget(hint("A BiLSTM encoder of the LASER architecture (Artetxe and Schwenk, 2019), "
-                             "distilled from the active model: it learns to give the active model's "
-                             "vectors for your sentences (loss: 1 - cosine to them), and is registered "
-                             "as a LASER-family model."))
+        advanced.note("A BiLSTM encoder of the LASER architecture (Artetxe and Schwenk, 2019), "
+                      "distilled from the active model: it learns to give the active model's "
+                      "vectors for your sentences (loss: 1 - cosine to them), and is registered "
+                      "as a LASER-family model.")
         form.addRow(advanced)
         buttons = QHBoxLayout()
         buttons.addWidget(self.progress, 1)

@@ -77,13 +77,11 @@ class QtModePage(QWizardPage):
             "finding translations then run several times faster on a computer without a graphics "
             "card, at some cost in quality. About half an hour for 20,000 sentences."))
         advanced = QtAdvancedSection("Advanced: how each one works")
-        notes = QVBoxLayout(advanced.body)
-        notes.setContentsMargins(12, 0, 0, 0)
-        notes.addWidget(hint(
+        advanced.note(
             "Across languages: MixCSE contrastive training on translation pairs found by margin-based "
             "mining (as in LASER), beside your sentences held near the base model. Fit: unsupervised "
             "MixCSE (SimCSE's dropout views with mixed hard negatives; Zhang et al., 2022). Faster: a "
-            "BiLSTM encoder of the LASER architecture, distilled from the active model's vectors."))
+            "BiLSTM encoder of the LASER architecture, distilled from the active model's vectors.")
         layout.addWidget(advanced)
         layout.addStretch(1)
 

@@ -198,12 +198,10 @@ class QtBaseModelPage(QWizardPage):
         layout.addRow("Start from", self.choice)
         layout.addRow("Folder", row)
         advanced = QtAdvancedSection()
-        notes = QVBoxLayout(advanced.body)
-        notes.setContentsMargins(12, 0, 0, 0)
-        notes.addWidget(hint("An installed model keeps its text prefixes and pooling. A folder is a "
-                             "Hugging Face transformers model (BERT or XLM-R family, config.json "
-                             "inside); a plain BERT trains with [CLS] pooling and an MLP head, as in "
-                             "the MixCSE paper."))
+        advanced.note("An installed model keeps its text prefixes and pooling. A folder is a "
+                      "Hugging Face transformers model (BERT or XLM-R family, config.json "
+                      "inside); a plain BERT trains with [CLS] pooling and an MLP head, as in "
+                      "the MixCSE paper.")
         layout.addRow(advanced)
         self.choice.currentIndexChanged.connect(self._changed)
         self.folder.textChanged.connect(self._changed)

@@ -10,31 +10,15 @@ import time
 from pathlib import Path
 
 import pytest
-from gui_helpers import drop_and_wait, type_query, write_files
+from gui_helpers import drop_and_wait, listed_rows, type_query, write_files
 from PySide6.QtCore import QSettings
-from search_corpora import HONEY_DOCS
+from search_corpora import HONEY_DOCS, NIGHT_TRAIN
 
 from app.gui.search.qt_main_window import QtMainWindow
 from app.gui.search.qt_models import SORT_KEYS, QtResultsModel, languages_text
 from app.gui.search.qt_results_view import language_badge
 
-ENGLISH = ("The night train to Innsbruck leaves the main station at ten in the evening. "
-           "Passengers can book a sleeping car with two or four beds. Breakfast is served "
-           "before the train reaches the mountains. The journey takes eleven hours in winter. ")
-FRENCH = ("Le train de nuit pour Innsbruck part de la gare centrale à dix heures du soir. "
-          "Les voyageurs peuvent réserver une voiture-lit avec deux ou quatre couchettes. "
-          "Le petit déjeuner est servi avant que le train n'arrive dans les montagnes. ")
-
-
-def shown(window) -> list[tuple[str, bool]]:
-    """(file name or heading, weak) per row, as the view lists them."""
-    model = window.results.model()
-    rows = []
-    for row in range(model.rowCount()):
-        index = model.index(row, 0)
-        hit = index.data(QtResultsModel.HitRole)
-        rows.append((Path(hit.path).name if hit else index.data(), bool(index.data(QtResultsModel.WeakRole))))
-    return rows
+ENGLISH, FRENCH = NIGHT_TRAIN["en"], NIGHT_TRAIN["fr"]
 
 
 @pytest.fixture
@@ -52,10 +36,10 @@ def honey(qtbot, window, tmp_path):
 @pytest.mark.parametrize("label", [label for label, _, _ in SORT_KEYS])
 def test_every_order_keeps_the_strong_matches_above_the_heading(honey, label):
     window = honey
-    relevance = shown(window)
+    relevance = listed_rows(window)
     assert relevance[0] == ("bees.txt", False) and relevance[1] == (QtResultsModel.SEPARATOR_TEXT, True)
     window.results_pane.sort.setCurrentText(label)
-    rows = shown(window)
+    rows = listed_rows(window)
     heading = rows.index((QtResultsModel.SEPARATOR_TEXT, True))
     assert all(not weak for _, weak in rows[:heading]) and all(weak for _, weak in rows[heading:])
     assert rows[0] == ("bees.txt", False), "the one strong match stays first"
@@ -71,7 +55,7 @@ def test_a_sort_orders_within_each_group(honey):
                   and not model.index(r, 0).data(QtResultsModel.SeparatorRole)]
     assert len(weak_times) >= 1 and weak_times == sorted(weak_times, reverse=True)
     window.results_pane.sort.setCurrentText("Oldest first")
-    assert shown(window)[0] == ("bees.txt", False)
+    assert listed_rows(window)[0] == ("bees.txt", False)
 
 
 def test_the_preview_follows_the_selection_through_sort_changes(honey):
