@@ -184,3 +184,30 @@ def test_with_a_graphics_card_the_summary_offers_the_choice(qtbot):
         "Graphics card: NVIDIA H200 (139 GiB)", "This computer's processor (16 threads)"]
     assert page.chosen_device() == "cuda"
     assert device_choice_text("cpu", "CPU (2 threads)") == "This computer's processor (2 threads)"
+
+
+def test_time_and_disk_texts_say_what_they_add_up(tmp_path):
+    from app.gui.training.qt_summary import disk_text, time_text
+    from trainer.mixcse.estimate import RunEstimate
+
+    estimate = RunEstimate(device="cpu", devices=(("cpu", "CPU (2 threads)"),), steps=300, evaluations=4,
+                           checkpoints=3, prepare_s=30, step_s=4.1, evaluation_s=40, checkpoint_s=5,
+                           weights_bytes=470_000_000)
+    assert estimate.seconds == 30 + 300 * 4.1 + 4 * 40 + 3 * 5
+    assert time_text(estimate) == ("about 23 min 55 s on this computer (300 steps of 4.1 s, 4 evaluations "
+                                   "of 40.0 s each, 3 checkpoints)")
+    text = disk_text(estimate, tmp_path / "training")
+    assert text.startswith("up to 3.3 GB while training, in ") and "(1.9 GB stay" in text and "587.5 MB" in text
+    assert "free" in text
+
+
+def test_kept_step_reads_the_run_folder_without_torch(tmp_path):
+    from app.gui.training.qt_results import kept_step
+
+    assert kept_step(tmp_path / "nothing") is None
+    checkpoint = tmp_path / "checkpoints" / "step-00000120"
+    checkpoint.mkdir(parents=True)
+    (tmp_path / "latest.json").write_text(json.dumps({"step": 120, "path": "checkpoints/step-00000120"}))
+    assert kept_step(tmp_path) is None  # named, but not complete (no state.pt)
+    (checkpoint / "state.pt").write_bytes(b"x")
+    assert kept_step(tmp_path) == 120
