@@ -74,6 +74,7 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     from app.gui.qt_tools import install_tools
     from app.gui.search.qt_main_window import QtMainWindow
     from engine.config import data_paths
+    from engine.indexer import IndexerConfig
     from engine.library import Library
     from trainer.serving.default_models import ensure_default_models
 
@@ -86,7 +87,9 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     apply_theme(app, "light")
     paths = data_paths(home)
     log.info("model: %s", ensure_default_models(paths, lambda f, m: log.info("  %3.0f%% %s", 100 * f, m)))
-    library = Library.open(paths)
+    # small encoder batches: the nine sample files (37 passages) would otherwise be encoded
+    # in one batch at the end, and the progress row never seen mid-run
+    library = Library.open(paths, config=IndexerConfig(batch_passages=4))
     window = QtMainWindow(library, QSettings())
     install_tools(window)
     window.resize(*SIZE)
@@ -129,7 +132,8 @@ def _shoot_indexing(app, window, corpus: Path, out: Path) -> None:
     shot: list[bool] = []
 
     def on_progress(event) -> None:
-        if not shot and isinstance(event, IndexProgress) and event.files_done >= 3:
+        if (not shot and isinstance(event, IndexProgress) and 3 <= event.files_done < event.files_total
+                and event.eta_s is not None):
             shot.append(True)
             _settle(app, 0.05)
             _save(window, out)

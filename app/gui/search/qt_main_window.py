@@ -363,7 +363,9 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self.collections.set_busy(self.jobs.busy_roots())
         self.search_bar.set_folders([r.path for r in roots])
         status = self.library.status()
-        self.status_label.setText(f"{status.documents:,} documents  ·  {status.passages:,} passages  ·  model {status.model}")
+        documents = "1 document" if status.documents == 1 else f"{status.documents:,} documents"
+        passages = "1 passage" if status.passages == 1 else f"{status.passages:,} passages"
+        self.status_label.setText(f"{documents}  ·  {passages}  ·  model {status.model}")
         self._show_results_area()
 
     def set_watch(self, root: str, watch: bool) -> None:

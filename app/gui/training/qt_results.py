@@ -210,7 +210,7 @@ class QtRunPage(QWizardPage):
         self.dev_plot.update()
         self.metric_help.setText(SEPARATION_HELP if event.metric == SENTENCE_METRIC else "")
         self._training_text = (f"Training {Path(c.base).name} on {device_text(event.device)}: "
-                               f"{event.total_steps:,} steps of {c.batch_size} on {data_text(event)}"
+                               f"{event.total_steps:,} steps of {c.batch_size}, from {data_text(event)}"
                                + (f", resumed at step {event.start_step:,}." if event.start_step else "."))
         self.status.setText(self._training_text)
 
