@@ -259,7 +259,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         language) among every match, so the facet's count is what choosing it shows."""
         bar = self.search_bar
         results = self.library.search_results(query, RESULT_LIMIT, path_prefix=bar.path_prefix(),
-                                              file_types=bar.file_types(), facet=bar.selected_language() or None)
+                                              file_types=bar.file_types(), facet=bar.selected_facet())
         if not results.complete:
             log.info("search %r: counting stopped at %d documents", query, results.total)
         return list(results.hits), results.total, results.languages, results.weak_total

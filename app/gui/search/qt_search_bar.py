@@ -32,6 +32,7 @@ from engine.query import QUERY_HELP
 DEBOUNCE_MS = 150
 RECENT_KEY = "search/recent"
 RECENT_MAX = 20
+UNKNOWN_LANGUAGE = "und"  # the facet's item for passages of no known language (ISO 639-2 "undetermined")
 FILE_TYPES = ("pdf", "docx", "odt", "epub", "html", "txt", "md", "rst", "csv")
 
 
@@ -133,7 +134,16 @@ class QtSearchBar(QWidget):
         return self.field.text().strip()
 
     def selected_language(self) -> str:
+        """The facet's item: "" for all languages, UNKNOWN_LANGUAGE or a code."""
         return self.language.currentData() or ""
+
+    def selected_facet(self) -> str | None:
+        """The facet as the engine takes it (`search_results(facet=...)`): None for all
+        languages, "" for passages of no known language, else the code."""
+        chosen = self.selected_language()
+        if not chosen:
+            return None
+        return "" if chosen == UNKNOWN_LANGUAGE else chosen
 
     def path_prefix(self) -> str | None:
         return self.folder.currentData() or None
@@ -155,9 +165,10 @@ class QtSearchBar(QWidget):
         self.language.clear()
         self.language.addItem("All languages", "")
         for language, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            self.language.addItem(language_item_text(language, count), language)
-        if keep and keep not in counts:
-            self.language.addItem(language_item_text(keep, 0), keep)  # a choice with no hits now stays visible
+            # "" (no known language) must not look like "All languages" (data "")
+            self.language.addItem(language_item_text(language, count), language or UNKNOWN_LANGUAGE)
+        if keep and self.language.findData(keep) < 0:  # a choice with no hits now stays visible
+            self.language.addItem(language_item_text("" if keep == UNKNOWN_LANGUAGE else keep, 0), keep)
         self.language.setCurrentIndex(max(0, self.language.findData(keep)))
         self.language.blockSignals(False)
 

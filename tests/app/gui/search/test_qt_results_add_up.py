@@ -117,3 +117,17 @@ def test_choosing_a_facet_shows_as_many_documents_as_it_counted(qtbot, window, t
         assert len(strong) == count
         assert window.search_bar.count_label.text().startswith(f"{count} documents match")
         assert all(h.best.language == language for h in window.results_model.hits())
+
+
+def test_passages_of_no_known_language_have_a_facet_of_their_own(qtbot, window, tmp_path):
+    folder = write_files(tmp_path / "c", {"english.txt": ENGLISH * 2, "numbers.txt": "Innsbruck 4711 0815 2024 A7"})
+    drop_and_wait(qtbot, window, [folder])
+    type_query(qtbot, window, "Innsbruck")
+    combo = window.search_bar.language
+    unknown = next(i for i in range(combo.count()) if combo.itemText(i).startswith("Unknown language"))
+    assert combo.itemData(unknown) != "" and combo.itemData(0) == ""  # not "All languages"
+    with qtbot.waitSignal(window.searched, timeout=10_000):
+        combo.setCurrentIndex(unknown)
+    assert window.search_bar.selected_facet() == ""
+    assert [Path(h.path).name for h in window.results_model.hits()] == ["numbers.txt"]
+    assert combo.currentText().startswith("Unknown language (1)")
