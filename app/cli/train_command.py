@@ -154,10 +154,14 @@ def _err(message: str) -> None:
 def _drive(events):
     """Prints corpus counts, shows a progress bar with the loss; returns TrainFinished."""
     from app.cli.train_progress import drive_training
-    from trainer.events import TrainFinished, TrainStarted
+    from trainer.events import TrainFinished, TrainPreparing, TrainStarted
+
+    def stage(event) -> None:  # what the run does before its first step, from the first second
+        if isinstance(event, TrainPreparing):
+            _err(f"{event.stage}...")
 
     return drive_training(events, started=TrainStarted, finished=TrainFinished, on_start=_print_start,
-                          eval_text=eval_line,
+                          eval_text=eval_line, other=stage,
                           postfix=lambda step: {"loss": f"{step.loss:.4f}", "lr": f"{step.lr:.2e}"})
 
 
