@@ -40,8 +40,6 @@ from wizard_in_a_window import rss_mb, settle, wait
 from app.gui.search.qt_main_window import QtMainWindow
 from engine.config import data_paths
 from engine.library import Library
-from trainer.config import TrainConfig
-from trainer.mixcse.train import train
 
 app = QApplication(sys.argv)
 paths = data_paths()
@@ -51,6 +49,8 @@ window.show()
 wait(app, window.model_ready, 600)
 settle(app, 2)
 idle = rss_mb()
+from trainer.config import TrainConfig  # torch loads here, as the wizard loaded it when training began
+from trainer.mixcse.train import train
 config = TrainConfig(base="multilingual-e5-small", corpus=({corpus!r},), out_dir=paths.home / "training" / "inproc",
                      batch_size={batch}, max_len={max_len}, max_steps={steps}, eval_steps={steps}, device="cpu")
 peak = idle
