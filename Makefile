@@ -1,5 +1,5 @@
-# Quick start:  make run   (set up, then open Babelfind on its bundled defaults)
-#               make test  (set up, then run every test and the layering contracts)
+# Quick start:  make run   (set up the app, then open Babelfind on its bundled defaults)
+#               make test  (set up the app and the test tools, then run every test and the layering contracts)
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
@@ -11,11 +11,11 @@ UV_VERSION := 0.13.9
 
 .PHONY: run test test-latest demo bench lock installer clean
 
-run: $(VENV)/.installed
+run: $(VENV)/.installed-app
 	$(BIN)/babelfind-gui
 
 # The same engine from the command line: index the sample corpus and ask it something.
-demo: $(VENV)/.installed
+demo: $(VENV)/.installed-app
 	$(BIN)/babelfind index resources/sample
 	$(BIN)/babelfind search "how do bees make honey"
 
@@ -23,9 +23,17 @@ test: $(VENV)/.installed
 	$(BIN)/lint-imports
 	BABELFIND_LOCKED_INSTALL=$(LOCK) $(BIN)/python -m pytest
 
-$(VENV)/.installed: pyproject.toml $(LOCK)
+# What the app needs to run: the window, the command line and the training wizard (the
+# `train` extra: torch's CPU build, transformers, triton); no test tools.
+$(VENV)/.installed-app: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet pip==$(PIP_VERSION)
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e '.[train]'
+	$(BIN)/python -m pip check
+	touch $@
+
+# The app and the test tools (the `test` extra: pytest, pytest-qt, the English model, ...).
+$(VENV)/.installed: $(VENV)/.installed-app
 	$(BIN)/python -m pip install --quiet -c $(LOCK) -e '.[test]'
 	$(BIN)/python -m pip check
 	touch $@

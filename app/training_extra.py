@@ -10,11 +10,16 @@ looks the packages up without importing them, so asking costs nothing.
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 from engine.errors import InputError
 
 TRAINING_PACKAGES = ("torch", "transformers")
 INSTALL_HINT = "pip install 'babelfind[train]'"
+# The desktop bundle leaves torch out (a GB) and has no pip: training needs the source.
+SOURCE_INSTALL_HINT = ("install Babelfind from its source folder, where training works: "
+                       "python3 -m venv .venv && .venv/bin/pip install -c requirements.lock '.[train]' "
+                       "(or make run), then start .venv/bin/babelfind-gui")
 
 
 class TrainingNotInstalled(InputError):
@@ -31,9 +36,18 @@ def missing_training_packages() -> list[str]:
 
 
 def training_missing_message(what: str, missing: list[str]) -> str:
-    """One line: what is missing and the command that installs it."""
+    """One line: what is missing and the command that installs it; in the desktop bundle,
+    which pip cannot change, how to get an install that trains."""
+    if in_bundle():
+        return (f"{what} is not part of the desktop bundle ({' and '.join(missing)} are left out to "
+                f"keep it small); {SOURCE_INSTALL_HINT}")
     return (f"{what} needs {' and '.join(missing)}, which this install leaves out; "
             f"install them with: {INSTALL_HINT}")
+
+
+def in_bundle() -> bool:
+    """True inside the PyInstaller desktop bundle (installers/babelfind.spec)."""
+    return bool(getattr(sys, "frozen", False))
 
 
 def require_training(what: str) -> None:

@@ -34,6 +34,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -81,31 +82,22 @@ class TorchEncoder:
         return out
 
 
-def pud_pairs(out: Path, holdout_ids: int = 100, seed: int = 42):
-    """(pairs file, PairSet): every PUD language paired with English; held-out meanings
-    stay out of training in every language.
+def pud_pairs(out: Path) -> Path:
+    """The pairs file the runs train on: every PUD language paired with English, as
+    `babelfind train --pairs` would read it.
 
     PUD is 1000 meanings in 11 languages, so ten languages -> English repeat each English
-    sentence ten times; `trainer.pairs.load_pairs` keeps a sentence once per side (it would
-    otherwise keep only the first language), so the set is built here. `holdout_ids`
-    meanings never reach training; each is held out in one language (round robin), so
-    the held-out targets are distinct and retrieval among them is well defined. The TSV
-    of the training pairs is written for the record (TrainConfig.pairs names it).
+    sentence ten times. `trainer.pairs.load_pairs` (the command's loader) keeps every pair,
+    holds 10% of the meanings out in every language (100), scores one pair of each (round
+    robin over the languages) and trains on the 9,000 pairs of the others, in batches
+    where no two pairs share a sentence.
     """
     from engine.mining.bitext_io import write_pairs
-    from trainer.pairs import PairSet, PairStats
 
     english = _pud("en")
-    other = {lang: _pud(lang) for lang in PUD_TATOEBA}
-    ids = np.random.default_rng(seed).permutation(len(english))
-    held, kept = ids[:holdout_ids], ids[holdout_ids:]
-    langs = list(PUD_TATOEBA)
-    train = [(other[lang][i], english[i]) for lang in langs for i in kept]
-    held_out = [(other[langs[k % len(langs)]][i], english[i]) for k, i in enumerate(held)]
+    rows = [(1.0, sentence, english[i]) for lang in PUD_TATOEBA for i, sentence in enumerate(_pud(lang))]
     out.mkdir(parents=True, exist_ok=True)
-    path = write_pairs(out / "pud-pairs.tsv", [(1.0, s, t) for s, t in train])
-    stats = PairStats(len(train) + len(held_out), 0, 0, len(train) + len(held_out), len(held_out))
-    return path, PairSet(train, held_out, stats)
+    return write_pairs(out / "pud-pairs.tsv", rows)
 
 
 def _pud(lang: str) -> list[str]:
@@ -124,23 +116,22 @@ def trained(name: str, lam, args, corpus: bool = False) -> tuple[Path, dict]:
     """
     from trainer import checkpoint as ckpt
     from trainer.config import TrainConfig
-    from trainer.mixcse.train import TrainEval, TrainFinished, TrainStep, train
+    from trainer.mixcse.train import TrainEval, TrainFinished, TrainStep, pairs_for, train
 
     run_dir = args.out / run_name(name, args, corpus)
     last = ckpt.latest_checkpoint(run_dir)
     held_file = run_dir / "bench_held_out.json"
     if last is not None and held_file.is_file() and last.name == f"step-{args.steps:08d}":
         return last / "model", json.loads(held_file.read_text())
-    path, pairs = pud_pairs(args.out)
-    # pairs per epoch / batch: steps beyond one epoch need more epochs
-    epochs = -(-args.steps // (len(pairs.train) // args.batch_size))
-    config = TrainConfig(base="multilingual-e5-small", pairs=(str(path),), out_dir=run_dir,
+    config = TrainConfig(base="multilingual-e5-small", pairs=(str(pud_pairs(args.out)),), out_dir=run_dir,
                          corpus=(str(WIKI),) if corpus else (),
                          lam=lam, batch_size=args.batch_size, max_len=args.max_len,
-                         epochs=epochs, max_steps=args.steps, eval_steps=args.eval_steps,
+                         max_steps=args.steps, eval_steps=args.eval_steps, pair_holdout=0.1,
                          lr=args.lr, device="cpu", seed=42, **loss_settings(args, corpus))
+    # pairs per epoch / batch: steps beyond one epoch need more epochs
+    epochs = -(-args.steps // (pairs_for(config).stats.trained // args.batch_size))
     started, held = time.monotonic(), {}
-    for event in train(config, pairs=pairs, resume=last is not None):
+    for event in train(replace(config, epochs=epochs), resume=last is not None):
         if isinstance(event, TrainEval):
             held["base" if event.step == 0 else "last"] = event.pairs | {"step": event.step}
             print(f"  {name} step {event.step}: held-out retrieval {event.score:.2f}, same-language "

@@ -12,24 +12,28 @@ from engine.query import ParsedQuery
 
 @dataclass(frozen=True)
 class IndexProgress:
-    """Yielded after each file is stored (and while a model switch re-encodes).
+    """Yielded after each file is stored, after each batch of passages encoded (a large
+    file reports while it is encoded), and while a model switch re-encodes.
 
     A file counts as done once its passages are written, not when it was read: the
     encoder works on batches of files, and counting earlier made "80 / 80 files,
-    about 0 s left" appear while half of them still waited for their vectors.
+    about 0 s left" appear while half of them still waited for their vectors. The rate
+    and the time left count passages, not files (engine.throughput): files hold very
+    different amounts of work.
     """
 
     files_done: int
     files_total: int
     passages: int  # passages written so far in this run
-    rate: float  # files per second over this run
-    eta_s: float | None  # None until a rate is known
+    rate: float  # passages encoded per second over this run
+    eta_s: float | None  # seconds left; None until a rate is known
     current: str | None = None  # path being worked on
     # what files_done / files_total count: "files" while indexing, "passages" while a
     # model switch re-encodes (there are no files to count then)
     unit: str = "files"
     # set while another process writes to the library and this run waits for its turn
     waiting: str | None = None
+    encoded: int = 0  # passages encoded so far in this run (ahead of `passages` while they are stored)
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import stat
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -36,8 +37,9 @@ from engine.extract.text_file import bom_encoding
 from engine.index.live_index import LiveIndex
 from engine.index_writes import DocumentPlace, Unsupported, document_outcome, file_type
 from engine.scan import is_excluded, path_key, scan_files, user_path
-from engine.safe_open import open_regular, os_error_reason, read_regular
+from engine.safe_open import open_regular, os_error_reason, read_regular, special_file_reason
 from engine.store import DocumentState, DocumentWrite, FailureWrite, Store
+from engine.throughput import Throughput
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ class IndexerConfig:
 
 @dataclass
 class _Run:
+    pace: Throughput
     files_total: int = 0
     files_done: int = 0
     indexed: int = 0
@@ -79,15 +82,26 @@ class _Run:
     passages: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
-    started: float = field(default_factory=time.monotonic)
+    planned: dict[Path, tuple[str, int]] = field(default_factory=dict)  # file -> (kind, bytes to read)
 
     def progress(self, current: str | None = None) -> IndexProgress:
-        """Files stored (or skipped) so far; the rate and ETA follow stored files."""
-        elapsed = max(time.monotonic() - self.started, 1e-6)
-        rate = self.files_done / elapsed
-        remaining = self.files_total - self.files_done
-        eta = remaining / rate if rate > 0 else None
-        return IndexProgress(self.files_done, self.files_total, self.passages, rate, eta, current)
+        """Files stored (or skipped) so far; the rate and time left follow passages encoded
+        (engine.throughput)."""
+        return IndexProgress(self.files_done, self.files_total, self.passages, self.pace.rate(),
+                             self.pace.seconds_left(), current, encoded=self.pace.passages_encoded)
+
+    def plan(self, file: Path, size: int) -> None:
+        kind = file_type(file)
+        self.planned[file] = (kind, size)
+        self.pace.plan(kind, size)
+
+    def visited(self, file: Path, passages: int) -> None:
+        """Tells the pace what reading `file` gave: passages to encode (its members' too), or none."""
+        kind, size = self.planned.pop(file, ("", 0))
+        if passages:
+            self.pace.read(kind, size, passages)
+        else:
+            self.pace.passed(kind, size)
 
     def summary(self, cancelled: bool) -> IndexSummary:
         return IndexSummary(
@@ -116,21 +130,25 @@ class Indexer:
     """Brings the store and the live index in line with folders on disk."""
 
     def __init__(self, store: Store, live: LiveIndex, encoder: Encoder,
-                 config: IndexerConfig | None = None):
+                 config: IndexerConfig | None = None, *, clock: Callable[[], float] = time.monotonic):
         self.store = store
         self.live = live
         self.encoder = encoder
         self.config = config or IndexerConfig()
+        self.clock = clock  # what the rate and time left are measured with (tests pass a fake)
         self._reader: ExtractionProcess | SameProcess = SameProcess()  # the run's own, in run()
 
     def run(self, paths: Sequence[Path]) -> Iterator[IndexProgress | IndexFinished]:
-        run = _Run()
+        run = _Run(Throughput(self.clock))
         self._reader = ExtractionProcess() if self.config.extract_in_child else SameProcess()
         try:
             excluded = self.store.exclusions()
             self._excluded = excluded
             plans = [self._plan(user_path(p).absolute(), run, excluded) for p in paths]
             run.files_total = sum(len(files) for _, _, files, _ in plans)
+            for _, _, files, known in plans:
+                for file in files:
+                    run.plan(file, self._bytes_to_read(file, known.get(path_key(file))))
             yield run.progress()
             for root_id, root_path, files, known in plans:
                 yield from self._index_root(run, root_id, files, known)
@@ -172,14 +190,33 @@ class Indexer:
             run.removed += len(gone)
         return root_id, key, files, known
 
+    def _bytes_to_read(self, file: Path, state: DocumentState | None) -> int:
+        """What `file` will cost to extract and encode, as far as its size tells: 0 when it
+        is unchanged, too large, or of a kind that is refused (photos, binaries)."""
+        try:
+            info = file.stat()
+        except OSError:
+            return 0
+        if state and state.size == info.st_size and state.mtime == info.st_mtime:
+            return 0
+        if info.st_size > self.config.max_file_bytes:
+            return 0
+        suffix = file.suffix.lower()
+        return info.st_size if not suffix or suffix in SUPPORTED_EXTENSIONS else 0
+
     # -- the main loop ---------------------------------------------------------------
 
     def _keep_or_drop_root(self, root_id: int, root_path: str) -> None:
-        """A single file that could not be indexed must not linger as an empty root."""
-        if Path(root_path).is_file() and not self.store.documents_under(root_path):
-            self.store.delete_root(root_path)
-        else:
-            self.store.mark_root_indexed(root_id)
+        """A single file that could not be indexed must not linger as an empty root (nor
+        its failure record: the run's summary said why)."""
+        if Path(root_path).is_file():
+            under = self.store.documents_under(root_path)
+            if not any(state.status == "indexed" for state in under.values()):
+                if under:
+                    self.store.remove_documents(list(under))
+                self.store.delete_root(root_path)
+                return
+        self.store.mark_root_indexed(root_id)
 
     def _index_root(self, run: _Run, root_id: int, files: list[Path],
                     known: dict[str, DocumentState]) -> Iterator[IndexProgress]:
@@ -188,20 +225,24 @@ class Indexer:
         batch = _Batch()
         # Images wait for the rest: OCR costs seconds a page, the other files are searchable first.
         for file in sorted(files, key=lambda f: extension_format(f) == "image"):
+            passages = 0
             for outcome, is_file in self._visit(run, file, known.get(path_key(file)), known):
                 if isinstance(outcome, DocumentWrite):
                     pending.append(outcome)  # done once its vectors are written
                     batch.add(outcome, is_file)
+                    passages += len(outcome.passages)
                 else:
                     run.files_done += is_file
                     if isinstance(outcome, FailureWrite):
                         failures.append(outcome)
+                if is_file:
+                    run.visited(file, passages)
                 if batch.passages >= self.config.batch_passages:
-                    self._flush(run, root_id, pending, failures)
+                    yield from self._flush(run, root_id, pending, failures, current=str(file))
                     run.files_done += batch.files
                     pending, failures, batch = [], [], _Batch()
             yield run.progress(str(file))
-        self._flush(run, root_id, pending, failures)
+        yield from self._flush(run, root_id, pending, failures)
         run.files_done += batch.files
 
     def _visit(self, run: _Run, file: Path, state: DocumentState | None, known: dict[str, DocumentState]):
@@ -215,16 +256,20 @@ class Indexer:
         try:
             info = file.stat()
         except OSError as e:
-            yield self._failure(run, key, file, 0, 0.0, None, _os_reason(e)), True
+            reason = "a broken link (what it points to does not exist)" if file.is_symlink() else _os_reason(e)
+            yield self._failure(run, key, file, 0, 0.0, None, reason), True
+            return
+        if not stat.S_ISREG(info.st_mode):  # never opened: a FIFO would block, /dev/zero never ends
+            yield self._failure(run, key, file, 0, info.st_mtime, None, special_file_reason(info.st_mode)), True
             return
         if state and state.size == info.st_size and state.mtime == info.st_mtime:
             yield self._unchanged(run, key, state), True
             return
-        if state is None and (reason := _refusal(file)):
-            # Not stored: a folder of photos must not fill the database with failures.
-            log.info("skipping %s: %s", file, reason)
-            run.skipped.append(SkippedFile(key, reason))
-            yield None, True
+        if (state is None or state.status == "failed") and (reason := _refusal(file)):
+            # Recorded like any file that could not be indexed (one small row), so that
+            # `status` counts what the run said it skipped, and the next run passes it by
+            # on its size and time without reading it again.
+            yield self._failure(run, key, file, info.st_size, info.st_mtime, None, reason), True
             return
         if info.st_size > self.config.max_file_bytes:
             reason = (f"file too large ({info.st_size / 2**20:.1f} MB; "
@@ -299,13 +344,13 @@ class Indexer:
         run.skipped.append(SkippedFile(key, reason))
         return FailureWrite(key, size, mtime, digest, file_type(file), reason)
 
-    def _flush(self, run: _Run, root_id: int, pending: list[DocumentWrite],
-               failures: list[FailureWrite]) -> None:
-        """Encodes pending documents together, then writes them in one transaction."""
+    def _flush(self, run: _Run, root_id: int, pending: list[DocumentWrite], failures: list[FailureWrite],
+               current: str | None = None) -> Iterator[IndexProgress]:
+        """Encodes pending documents together, then writes them in one transaction; yields
+        progress after each batch of passages, so a large file's rate and time left move."""
         if pending:
             texts = [p.text for write in pending for p in write.passages]
-            with _Timer(run, "encode"):
-                vectors = self.encoder.encode(texts, kind="passage")
+            vectors = yield from self._encode(run, texts, current)
             bounds = np.cumsum([0] + [len(w.passages) for w in pending])
             writes = [replace(w, vectors=vectors[a:b]) for w, a, b in zip(pending, bounds, bounds[1:])]
             with _Timer(run, "store"):
@@ -325,6 +370,19 @@ class Indexer:
         with _Timer(run, "vectors"):
             self.live.save_if_due(self.config.save_every_s)
 
+
+    def _encode(self, run: _Run, texts: list[str], current: str | None) -> Iterator[IndexProgress]:
+        """Vectors of `texts` [n, dim], encoded `batch_passages` at a time; the last batch's
+        progress is left to the caller, which yields once the documents are stored."""
+        step = self.config.batch_passages
+        parts = []
+        for start in range(0, len(texts), step):
+            if parts:
+                yield run.progress(current)
+            with _Timer(run, "encode"):
+                parts.append(self.encoder.encode(texts[start:start + step], kind="passage"))
+            run.pace.encoded(len(parts[-1]))
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     def _store_batch(self, run: _Run, root_id: int, writes: list[DocumentWrite]):
         """(removed ids, new ids per stored write, stored writes, failures for the rest).

@@ -141,6 +141,14 @@ def tatoeba_code_for(text: str, available) -> str | None:
     return next((c for c in _TABLE[code][1] if c in available), None)
 
 
+def suggested_code(text: str) -> str | None:
+    """The code a name, a three-letter code or a near miss stands for; None when unclear.
+
+    Example: suggested_code("german") == "de"; suggested_code("deu") == "de"
+    """
+    return _suggest(_fold(text))
+
+
 def _suggest(folded: str) -> str | None:
     if folded in _ALIASES:
         return _ALIASES[folded]

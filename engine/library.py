@@ -248,7 +248,8 @@ class Library:
             done += len(ids)
             rate = done / max(time.monotonic() - started, 1e-6)
             eta = max(total - done, 0) / rate
-            yield IndexProgress(min(done, total), total, done, rate, eta, f"re-encoding with {name}", unit="passages")
+            yield IndexProgress(min(done, total), total, done, rate, eta, f"re-encoding with {name}", unit="passages",
+                                encoded=done)
         new_live = LiveIndex.open(self.store, self.store.generation_by_id(building.id), self.paths.indexes,
                                   keywords=self.live.keywords, language_neutral=self.config.language_neutral)
         new_live.ensure_corrections(encoder)
@@ -361,11 +362,13 @@ class Library:
                        languages: Collection[str] | None = None, path_prefix: str | None = None,
                        file_types: Collection[str] | None = None, encoder: Encoder | None = None,
                        mode: Mode = "fused", config: SearchConfig | None = None,
-                       explain: bool = False) -> SearchResults:
+                       facet: str | None = None, explain: bool = False) -> SearchResults:
         """Like `search`, with how many documents match in all and per language.
 
         `query` is the search box text, or that text parsed (engine.query.parse_query) by a
         caller that searches it more than once; the results carry the parsed query.
+        `facet`: one of the unfiltered results' `languages`: the documents it counted
+        (engine.search.run_search).
         `explain`: each shown passage carries the parts of its score (engine.explain).
         """
         parsed = parse_query(query) if isinstance(query, str) else query
@@ -389,7 +392,7 @@ class Library:
             vector = self.live.query_vector(encoded, language)
         indexes = SearchIndexes(self.store, self.live, self.live.keywords)
         config = config or SearchConfig()
-        results = run_search(indexes, parsed, vector, k, mode, config, language=language)
+        results = run_search(indexes, parsed, vector, k, mode, config, language=language, facet=facet)
         if explain:
             results = explain_scores(results, self.store, self.live, encoded, language, config,
                                      is_sentence(parsed, language))

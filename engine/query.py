@@ -211,11 +211,15 @@ def _values(raw: list[str]) -> list[str]:
 
 
 def _languages(raw: list[str]) -> frozenset[str]:
+    from engine.languages import language_name, suggested_code
+
     codes = _values(raw)
     for code in codes:
         if code not in DETECTABLE_LANGUAGES:
-            raise UnknownLanguageError(
-                f"unknown language 'lang:{code}'; use a two-letter ISO 639-1 code such as de, fr, zh", code)
+            suggestion = suggested_code(code)
+            hint = (f"did you mean lang:{suggestion} ({language_name(suggestion)})?" if suggestion
+                    else "use a two-letter ISO 639-1 code such as de, fr, zh")
+            raise UnknownLanguageError(f"unknown language 'lang:{code}'; {hint}", code)
     return frozenset(codes)
 
 

@@ -48,6 +48,19 @@ def _kind(mode: int) -> str:
     return "a folder" if stat.S_ISDIR(mode) else "not a regular file"
 
 
+def special_file_reason(mode: int) -> str:
+    """Why a file of this st_mode is not read. Example: "not a regular file: a named pipe (FIFO)"."""
+    if stat.S_ISFIFO(mode):
+        kind = "a named pipe (FIFO)"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    else:
+        kind = "a special file"
+    return f"not a regular file: {kind}"
+
+
 def open_regular(path: Path | str) -> BinaryIO:
     """The file at `path` opened for binary reading, after checking it is a regular file.
 

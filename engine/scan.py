@@ -56,8 +56,8 @@ def scan_files(root: Path, extensions: Collection[str] | None = None,
 
     Example: list(scan_files(Path("corpus"), exclude={"/home/me/corpus/mining"}))
 
-    `extensions=None` yields every regular file (the indexer then judges each by its
-    content). Files and folders whose `path_key` is in `exclude` are passed by.
+    `extensions=None` yields every entry that is not a folder, regular or not (the indexer
+    judges each by its content, and says why a FIFO, a device or a broken link is not read). Files and folders whose `path_key` is in `exclude` are passed by.
     Symbolic links to folders are followed once: a folder already visited (same device
     and inode) is skipped, so link cycles end. Unreadable folders are skipped with a
     log line, and passed to `unreadable` (to be reported); the scan goes on.
@@ -104,7 +104,10 @@ def _scan_folder(folder: Path, extensions: Collection[str] | None, exclude: froz
             if entry.is_dir():  # follows links; cycles are caught by `visited`
                 if entry.name not in SYSTEM_DIRS:
                     subfolders.append(Path(entry.path))
-            elif entry.is_file() and (extensions is None or Path(entry.name).suffix.lower() in extensions):
+            elif entry.is_file():
+                if extensions is None or Path(entry.name).suffix.lower() in extensions:
+                    yield Path(entry.path)
+            elif extensions is None:  # a FIFO, device, socket or broken link: the indexer lists why
                 yield Path(entry.path)
         except OSError as e:  # a dangling link or a vanished entry
             log.debug("skipping %s: %s", entry.path, e)

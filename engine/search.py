@@ -44,7 +44,7 @@ from engine.search_config import SearchConfig, meaning_floor
 from engine.index.fusion import ScoreBaseline, fuse, score_baseline
 from engine.index.restrict import allowed_passages
 from engine.store import PassageRow, Store
-from engine.store.search_queries import passage_documents
+from engine.store.search_queries import passage_documents, passage_languages
 
 SNIPPET_CHARS = 280
 PASSAGES_PER_DOCUMENT = 3
@@ -72,19 +72,23 @@ class _Candidates:
 
 def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray | None, k: int,
                mode: Mode = "fused", config: SearchConfig = SearchConfig(), *,
-               language: str | None = None) -> SearchResults:
+               language: str | None = None, facet: str | None = None) -> SearchResults:
     """The k best documents for a parsed query, and every match counted; the results
     carry the query, so front ends mark its words without parsing it again.
 
     `language`: the query's ISO 639-1 code (None: unknown), for the hubness correction.
+    `facet`: a language code of `SearchResults.languages` ('' for unknown): only the
+    documents with a matching passage in it, and only those passages. Unlike `lang:`,
+    which restricts retrieval, the matches and their strength are the unfiltered
+    search's, so the facet returns exactly the documents its count said.
     """
     if mode not in MODES:
         raise InputError(f"search mode must be one of {', '.join(MODES)}, got {mode!r}")
-    return replace(_search(indexes, query, query_vector, k, mode, config, language), query=query)
+    return replace(_search(indexes, query, query_vector, k, mode, config, language, facet), query=query)
 
 
 def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray | None, k: int,
-            mode: Mode, config: SearchConfig, language: str | None) -> SearchResults:
+            mode: Mode, config: SearchConfig, language: str | None, facet: str | None) -> SearchResults:
     if k <= 0 or query.is_empty or len(indexes.live) == 0:
         return SearchResults((), 0, {})
     allowed = allowed_passages(indexes.store, indexes.keywords, query)
@@ -111,7 +115,7 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
     terms = query.highlight
     unanswered = config.weak_when_unanswered and unanswered_query(query, words_found, language)
     return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
-                      unanswered, sentence=is_sentence(query, language))
+                      unanswered, sentence=is_sentence(query, language), facet=facet)
 
 
 def is_sentence(query: ParsedQuery, language: str | None) -> bool:
@@ -227,7 +231,7 @@ def _keyword_candidates(keywords: KeywordIndex, query: KeywordQuery, allowed: np
 
 def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mode: Mode, k: int,
                config: SearchConfig, terms: HighlightTerms | None = None, unanswered: bool = False,
-               sentence: bool = False) -> SearchResults:
+               sentence: bool = False, facet: str | None = None) -> SearchResults:
     """Groups matching passages by document: counts over all, full hits for the top k only."""
     scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config, sentence)
     keep = matched != ""
@@ -242,9 +246,17 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
     for i, pid in enumerate(ids.tolist()):
         if pid in documents:
             by_document.setdefault(documents[pid][0], []).append(i)
-    strong = [positions for positions in by_document.values() if strength[positions[0]] >= config.weak_below]
-    languages = Counter(documents[int(ids[positions[0]])][1] or "" for positions in strong)
-    top = list(by_document.items())[:k]  # dicts keep insertion order: best document first
+    is_strong = {path: bool(strength[positions[0]] >= config.weak_below) for path, positions in by_document.items()}
+    passage_language = passage_languages(store, ids)  # '' where unknown
+    # a strong document counts under each language it has a matching passage in: what
+    # choosing that facet returns; the counts are the unfiltered search's either way
+    languages = Counter(lang for path, positions in by_document.items() if is_strong[path]
+                        for lang in {passage_language[i] for i in positions})
+    if facet is not None:
+        by_document = _in_language(by_document, passage_language, facet)
+    strong = [path for path in by_document if is_strong[path]]
+    # strong documents first, each group best first (sorted is stable; dicts keep order)
+    top = sorted(by_document.items(), key=lambda item: not is_strong[item[0]])[:k]
     shown = [i for _, positions in top for i in positions[:PASSAGES_PER_DOCUMENT]]
     rows = store.passages([int(ids[i]) for i in shown])
     hits = []
@@ -257,12 +269,21 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
                 passages.append(_passage_hit(row, float(scores[i]), str(matched[i]), cos, float(keyword[i]),
                                              terms))
         if passages:
-            weak = bool(strength[positions[0]] < config.weak_below)
-            hits.append(_document_hit(path, passages, rows[passages[0].passage_id], weak))
+            hits.append(_document_hit(path, passages, rows[passages[0].passage_id], not is_strong[path]))
     complete = len(c.ids) < config.max_counted
     best_z = float(baseline.z(np.nan_to_num(c.cosine, nan=-np.inf)).max(initial=-np.inf)) if baseline else None
     return SearchResults(tuple(hits), len(strong), dict(languages), complete=complete,
                          weak_total=len(by_document) - len(strong), best_z=best_z)
+
+
+def _in_language(by_document: dict[str, list[int]], passage_language: list[str],
+                 language: str) -> dict[str, list[int]]:
+    """The documents with a matching passage in `language`, holding only those passages;
+    ordered by their best one (positions are in score order)."""
+    kept = {path: [i for i in positions if passage_language[i] == language]
+            for path, positions in by_document.items()}
+    return dict(sorted(((path, positions) for path, positions in kept.items() if positions),
+                       key=lambda item: item[1][0]))
 
 
 def _strength(scores: np.ndarray, cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None,

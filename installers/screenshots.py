@@ -8,9 +8,10 @@ throw-away BABELFIND_HOME (the default models are installed there first, or link
 results.png, no_results.png and dark.png. Window settings go to a temporary
 QSettings folder, never to the user's.
 
-The two tools follow: train_run.png (the training wizard's run page during a short real
-MixCSE run of all-minilm-l6-v2 on the shared Wikipedia sentences, dev-STS on the first
-STS-B dev pairs) and mining.png (Parallel sentences over German and English PUD
+The two tools follow: train_summary.png (the training wizard's summary page, the time
+measured on this computer, before anything starts: the active model on the shared
+Wikipedia sentences), train_run.png (its run page during a short real MixCSE run of
+all-minilm-l6-v2 on the same sentences, dev-STS on the first STS-B dev pairs) and mining.png (Parallel sentences over German and English PUD
 sentences, the English shuffled and partly unmatched). `--only train_run mining` renders
 just those.
 """
@@ -30,11 +31,11 @@ sys.path.insert(0, str(REPO))
 
 log = logging.getLogger("screenshots")
 
-SIZE = (1280, 800)
+SIZE = (1200, 760)  # the window's size on a first start (QtMainWindow._restore_state)
 QUERY_LIGHT = "why are the glaciers in the Alps shrinking"  # finds the German text
 QUERY_DARK = "how to bake sourdough bread with a crispy crust"  # finds the French PDF
 QUERY_NONE = '"purple elephants" type:pdf'  # no sample document holds the phrase
-SHOTS = ("empty", "indexing", "results", "no_results", "dark", "train_run", "mining")
+SHOTS = ("empty", "indexing", "results", "no_results", "dark", "train_summary", "train_run", "mining")
 SHARED_DATA = REPO.parent / "shared" / "data"
 TRAIN_STEPS, TRAIN_EVAL_STEPS, TRAIN_BATCH = 40, 10, 16  # a short run that still draws curves
 STS_DEV_PAIRS = 300  # dev-STS on a prefix of STS-B dev keeps each evaluation short on a CPU
@@ -73,6 +74,7 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     from app.gui.qt_tools import install_tools
     from app.gui.search.qt_main_window import QtMainWindow
     from engine.config import data_paths
+    from engine.indexer import IndexerConfig
     from engine.library import Library
     from trainer.serving.default_models import ensure_default_models
 
@@ -85,7 +87,9 @@ def _render(args, home: Path, settings_dir: Path) -> int:
     apply_theme(app, "light")
     paths = data_paths(home)
     log.info("model: %s", ensure_default_models(paths, lambda f, m: log.info("  %3.0f%% %s", 100 * f, m)))
-    library = Library.open(paths)
+    # small encoder batches: the nine sample files (37 passages) would otherwise be encoded
+    # in one batch at the end, and the progress row never seen mid-run
+    library = Library.open(paths, config=IndexerConfig(batch_passages=4))
     window = QtMainWindow(library, QSettings())
     install_tools(window)
     window.resize(*SIZE)
@@ -104,6 +108,8 @@ def _render(args, home: Path, settings_dir: Path) -> int:
         if "no_results" in args.only:
             _search(app, window, QUERY_NONE)
             _save(window, args.out / "no_results.png")
+        if "train_summary" in args.only:
+            _shoot_summary(app, window, args.data, args.out / "train_summary.png")
         if "train_run" in args.only:
             _shoot_training(app, window, args.data, home, args.out / "train_run.png")
         if "mining" in args.only:
@@ -126,7 +132,8 @@ def _shoot_indexing(app, window, corpus: Path, out: Path) -> None:
     shot: list[bool] = []
 
     def on_progress(event) -> None:
-        if not shot and isinstance(event, IndexProgress) and event.files_done >= 3:
+        if (not shot and isinstance(event, IndexProgress) and 3 <= event.files_done < event.files_total
+                and event.eta_s is not None):
             shot.append(True)
             _settle(app, 0.05)
             _save(window, out)
@@ -143,25 +150,45 @@ def _index(app, window, corpus: Path) -> None:
     _wait(app, lambda: not window.jobs.busy(), timeout_s=600)
 
 
-def _shoot_training(app, window, data: Path, home: Path, out: Path) -> None:
-    """Drives the wizard's pages as a user would and saves the run page near the end."""
+def _wizard_at_summary(app, window, data: Path, base: str | None, sts_dir: Path | None, **settings):
+    """The training wizard driven as a user would, up to its summary page with the time
+    measured: "Fit the model to my documents", the Wikipedia sentences, `base` (None: the
+    model the library uses), `settings` on the "How long to train" page."""
     from app.gui.qt_tools import open_train_wizard
-    from trainer.mixcse.train import TrainStep
 
-    wizard = open_train_wizard(window, sts_dir=_short_sts(data / "sts" / "original", home / "sts-short"))
+    wizard = open_train_wizard(window, sts_dir=sts_dir)
     wizard.resize(900, 640)
+    wizard.mode_page.within.setChecked(True)
+    wizard.next()
     wizard.corpus_page.add_paths([data / "corpus" / "wiki-en" / "wiki1m_for_simcse.head.txt"])
     wizard.corpus_page.count()
     _wait(app, lambda: wizard.corpus is not None, timeout_s=300)
     wizard.next()
-    wizard.base_page.choice.setCurrentIndex(wizard.base_page.choice.findData("all-minilm-l6-v2"))
+    if base is not None:
+        wizard.base_page.choice.setCurrentIndex(wizard.base_page.choice.findData(base))
     wizard.next()
-    wizard.hyper_page.batch_size.setValue(TRAIN_BATCH)
-    wizard.hyper_page.max_steps.setValue(TRAIN_STEPS)
-    wizard.hyper_page.eval_steps.setValue(TRAIN_EVAL_STEPS)
+    for name, value in settings.items():
+        getattr(wizard.hyper_page, name).setValue(value)
     wizard.next()
-    wizard.next()
-    wizard.device_page.choose("cpu")
+    _wait(app, lambda: wizard.summary_page.estimate is not None, timeout_s=1200)
+    _settle(app)
+    return wizard
+
+
+def _shoot_summary(app, window, data: Path, out: Path) -> None:
+    """The summary a user reads before training starts: a first try of 300 steps."""
+    wizard = _wizard_at_summary(app, window, data, None, None, max_steps=300)
+    _save(wizard, out)
+    wizard.reject()
+
+
+def _shoot_training(app, window, data: Path, home: Path, out: Path) -> None:
+    """Drives the wizard's pages as a user would and saves the run page near the end."""
+    from trainer.events import TrainStep
+
+    sts = _short_sts(data / "sts" / "original", home / "sts-short")
+    wizard = _wizard_at_summary(app, window, data, "all-minilm-l6-v2", sts, batch_size=TRAIN_BATCH,
+                                max_steps=TRAIN_STEPS, eval_steps=TRAIN_EVAL_STEPS)
     shot: list[bool] = []
 
     def on_event(event) -> None:

@@ -74,12 +74,26 @@ def next_page(qtbot, wizard) -> None:
 
 
 def start_tiny_run_on_cpu(qtbot, wizard, **settings: int | float) -> None:
-    """From the train wizard's hyper-parameter page: sets `settings` (lr=1e-3,
-    max_steps=4, ...: the page's fields), keeps the advanced defaults, runs on the CPU."""
+    """From the train wizard's "How long to train" page: sets `settings` (lr=1e-3,
+    max_steps=4, ...: the page's fields, the advanced ones too), goes to the summary (where
+    nothing runs yet; a machine without a GPU trains on its CPU) and starts training."""
     hyper = wizard.hyper_page
     for name, value in settings.items():
         getattr(hyper, name).setValue(value)
     next_page(qtbot, wizard)
-    next_page(qtbot, wizard)  # the advanced page, as it is
-    wizard.device_page.choose("cpu")
-    next_page(qtbot, wizard)
+    assert wizard.currentPage() is wizard.summary_page
+    next_page(qtbot, wizard)  # "Start training"
+    assert wizard.currentPage() is wizard.run_page
+
+
+def listed_rows(window) -> list[tuple[str, bool]]:
+    """(file name or heading, weak) per row of the results list, as the view shows them."""
+    from app.gui.search.qt_models import QtResultsModel
+
+    model = window.results.model()
+    rows = []
+    for row in range(model.rowCount()):
+        index = model.index(row, 0)
+        hit = index.data(QtResultsModel.HitRole)
+        rows.append((Path(hit.path).name if hit else index.data(), bool(index.data(QtResultsModel.WeakRole))))
+    return rows

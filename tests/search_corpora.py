@@ -25,6 +25,18 @@ HONEY_DOCS = {
     "trains.txt": "The night train crosses the steppe towards Vladivostok.",
     **{f"notes_{i}.txt": f"Meeting {i}: the budget for the new office chairs was approved." for i in range(6)},
 }
+# One text about a night train in three languages, for mixed-language documents (a French
+# chapter with an English summary, an English guide with a French paragraph).
+NIGHT_TRAIN = {
+    "en": "The night train to Innsbruck leaves the main station at ten in the evening. "
+          "Passengers can book a sleeping car with two or four beds. Breakfast is served "
+          "before the train reaches the mountains. The journey takes eleven hours in winter. ",
+    "fr": "Le train de nuit pour Innsbruck part de la gare centrale à dix heures du soir. "
+          "Les voyageurs peuvent réserver une voiture-lit avec deux ou quatre couchettes. "
+          "Le petit déjeuner est servi avant que le train n'arrive dans les montagnes. ",
+    "de": "Der Nachtzug nach Innsbruck fährt um zehn Uhr abends vom Hauptbahnhof ab. "
+          "Reisende können einen Schlafwagen mit zwei oder vier Betten buchen. ",
+}
 NAMES = "Müller Schmidt Dupont Martin García López Smith Jones Rossi Bianchi Novak Weber".split()
 
 

@@ -113,3 +113,24 @@ def write_sts_tree(tmp_path):
         truth.setdefault("SICKRelatedness", []).append((a, b, score))
     _write(tmp_path / "SICK" / "senteval" / "SICK_test_annotated.txt", sick)
     return truth
+
+
+def many_to_one_translations(sources: int, languages: int, seed: int = 5) -> list[tuple[float, str, str]]:
+    """Each of `sources` sentences with its translations into `languages` made-up languages,
+    as one translation memory holds them: (score, translation, sentence) rows, the
+    sentence repeated once per language (each language swaps words its own way)."""
+    sentences = make_sentences(sources, seed)
+    rows = []
+    for language in range(languages):
+        counterparts = list(WORDS)
+        random.Random(100 + language).shuffle(counterparts)
+        mapping = dict(zip(WORDS, counterparts))
+        rows += [(1.0, " ".join(mapping[w] for w in s.split()), s) for s in sentences]
+    return rows
+
+
+def training_events(events) -> list:
+    """A run's events without its TrainPreparing stages (TrainStarted first)."""
+    from trainer.events import TrainPreparing
+
+    return [event for event in events if not isinstance(event, TrainPreparing)]

@@ -32,11 +32,9 @@ import numpy as np
 import torch
 
 from engine.errors import InputError
-from engine.model_files import contained
 from trainer.config import TrainConfig
-
-LATEST = "latest.json"
-BEST = "best"
+# the layout's names, and reading the last checkpoint, live where front ends read them without torch
+from trainer.run_folder import BEST, LATEST, latest_checkpoint  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -118,21 +116,6 @@ def _plain(state: TrainState) -> dict:
     if data["best_dev"] is not None:
         data["best_dev"] = float(data["best_dev"])
     return data
-
-
-def latest_checkpoint(out_dir: Path) -> Path | None:
-    """The checkpoint `latest.json` names, kept inside `out_dir`; None before the first one."""
-    latest = out_dir / LATEST
-    try:
-        data = json.loads(latest.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        raise InputError(f"{latest} is unreadable: {e}") from e
-    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
-        raise InputError(f"{latest} does not name a checkpoint (expected {{\"path\": ...}})")
-    path = contained(out_dir, data["path"], "checkpoint", source=str(latest), error=InputError)
-    return path if (path / "state.pt").is_file() else None
 
 
 def load_head(path: Path, model) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from engine.errors import BabelfindError
 from trainer.config import TrainConfig
 from trainer.corpus import CorpusStats
+from trainer.laser.student_config import StudentConfig
 from trainer.pairs import PairStats
 
 
@@ -31,6 +32,14 @@ class TrainingDivergedError(TrainingError):
 
 
 # -- events -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TrainPreparing:
+    """What the run does before its first step (reading the data, loading the model,
+    scoring the base model), so a front end says so from the first second."""
+
+    stage: str  # e.g. "Loading multilingual-e5-small"
+
 
 @dataclass(frozen=True)
 class TrainStarted:
@@ -51,8 +60,9 @@ class TrainStep:
     total: int
     loss: float
     lr: float
-    eta_s: float  # seconds left at the recent pace
+    eta_s: float  # seconds left: the steps, evaluations and checkpoints still to come, at their cost so far
     epoch: int  # 0-based
+    seen: int = 0  # sentences (or translation pairs) trained on so far, over every process
 
 
 @dataclass(frozen=True)
@@ -94,4 +104,37 @@ class TrainFinished:
     held_out_sentences: dict | None = None
 
 
-TrainEvent = TrainStarted | TrainStep | TrainEval | TrainCheckpoint | TrainWarning | TrainFinished
+# -- the LASER student's own events (trainer.laser.student) ---------------------------------
+
+@dataclass(frozen=True)
+class StudentStage:
+    stage: str  # "reading the corpus", "learning the vocabulary", "teacher vectors"
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
+class StudentStarted:
+    config: StudentConfig
+    corpus: CorpusStats | None
+    pairs: PairStats | None
+    items: int  # (text, target) items trained on
+    vocab_size: int  # pieces the vocabulary really has
+    dim: int
+    total_steps: int
+    start_step: int
+    device: str
+
+
+@dataclass(frozen=True)
+class StudentFinished:
+    best_checkpoint: Path  # a LASER checkpoint file (params, model, dictionary)
+    best_step: int
+    best_score: float | None  # held-out cosine x 100; None without held-out sentences
+    metric: str | None
+    steps: int
+    run_dir: Path
+    config: StudentConfig
+
+
+TrainEvent = TrainPreparing | TrainStarted | TrainStep | TrainEval | TrainCheckpoint | TrainWarning | TrainFinished

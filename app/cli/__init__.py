@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -97,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                 # The terminal gets one line below; the log keeps the traceback for a bug report.
                 log.info("babelfind %s failed", args.command, exc_info=True)
                 raise
+    except BrokenPipeError:  # the reader went away (`babelfind search ... | head -1`): not an error
+        return _reader_gone()
     except TrainingNotInstalled as e:  # an install without the `train` extra: how to add it
         print(f"babelfind: error: {printable(e)}", file=sys.stderr)
         return 2
@@ -113,6 +116,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("babelfind: interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_gone() -> int:
+    """Exits as a program killed by SIGPIPE would (128 + 13), silently: what is still
+    buffered for stdout goes nowhere instead of failing again at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + 13
 
 
 def _run(args: argparse.Namespace, paths) -> int:

@@ -60,9 +60,10 @@ class QueryParser(OneLineParser):
         words, options = self._split(list(args or []))
         namespace, extras = super().parse_known_args([*options, "--", *words] if words else options, namespace)
         if isinstance(getattr(namespace, "query", None), list):
-            namespace.query = " ".join(namespace.query).strip()
-            if not namespace.query:
-                self.error("the query is empty; type what you are looking for")
+            try:
+                namespace.query = parsed_query(" ".join(namespace.query))
+            except argparse.ArgumentTypeError as e:
+                self.error(str(e))
         return namespace, extras
 
     def _split(self, args: list[str]) -> tuple[list[str], list[str]]:
@@ -111,6 +112,28 @@ def query_words(parent, name: str, **options) -> QueryParser:
         return parent.add_parser(name, **options)
     finally:
         parent._parser_class = standard
+
+
+def parsed_query(text: str):
+    """A search query with something to look for, parsed (engine.query.ParsedQuery) once
+    for the whole search: parsed_query("  glaciers lang:de ").words == ("glaciers",);
+    `lang:german` or `lang:de` alone is a wrong command line (exit 2), with what to write
+    instead."""
+    from engine.errors import QuerySyntaxError
+    from engine.query import parse_query
+
+    text = text.strip()
+    if not text:
+        raise argparse.ArgumentTypeError("the query is empty; type what you are looking for")
+    try:
+        parsed = parse_query(text)
+    except QuerySyntaxError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if parsed.is_empty:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' has nothing to look for: filters and -exclusions narrow a search but find "
+            f"nothing alone; add words, e.g. 'manual {text}'")
+    return parsed
 
 
 def at_least_one(text: str) -> int:

@@ -138,10 +138,12 @@ def drive(events, show_progress: bool = True) -> IndexSummary:
                     told_waiting = True
             elif isinstance(event, IndexProgress) and show_progress:
                 if bar is None:
-                    bar = tqdm(total=event.files_total, unit=event.unit.rstrip("s"), file=sys.stderr, leave=False)
+                    # tqdm's own rate and time left would count files; the engine's count passages
+                    bar = tqdm(total=event.files_total, unit=event.unit.rstrip("s"), file=sys.stderr, leave=False,
+                               bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} " + event.unit + " [{elapsed}{postfix}]")
                 bar.total = event.files_total
                 bar.n = event.files_done
-                bar.set_postfix(passages=event.passages)
+                bar.set_postfix_str(_pace_text(event), refresh=False)
                 bar.refresh()
             elif isinstance(event, IndexFinished):
                 summary = event.summary
@@ -149,6 +151,18 @@ def drive(events, show_progress: bool = True) -> IndexSummary:
         if bar is not None:
             bar.close()
     return summary
+
+
+def _pace_text(event: IndexProgress) -> str:
+    """Example: "5,120 passages, 41 passages/s, 3:20 left" (the engine's rate and time left)."""
+    from tqdm import tqdm
+
+    parts = [f"{max(event.encoded, event.passages):,} passages"]
+    if event.rate > 0:
+        parts.append(f"{event.rate:,.0f} passages/s")
+    if event.eta_s is not None and event.files_done < event.files_total:
+        parts.append(f"{tqdm.format_interval(event.eta_s)} left")
+    return ", ".join(parts)
 
 
 def _print_summary(summary: IndexSummary, as_json: bool) -> None:
@@ -210,12 +224,13 @@ def run_search(args) -> int:
         print("no results")
         return 0
     terms = results.query.highlight
-    for rank, hit in enumerate(hits, 1):
-        if hit.weak and (rank == 1 or not hits[rank - 2].weak):
-            print("Weaker matches" if rank > 1 else "No strong matches. Weaker matches")
+    strong, weak = [h for h in hits if not h.weak], [h for h in hits if h.weak]
+    for rank, hit in enumerate(strong + weak, 1):
+        if hit.weak and rank == len(strong) + 1:  # one heading, whatever order the engine used
+            print("Weaker matches" if strong else "No strong matches. Weaker matches")
         page = f", {page_name(hit.format, hit.best.page)}" if hit.best.page else ""
         title = f"  \u201c{printable(hit.title)}\u201d" if hit.title and hit.format in ("eml", "msg") else ""
-        print(f"{rank:2d}. {hit.score:.3f}  [{hit.language or '??'}]  ({_MATCHED[hit.matched_by]})  "
+        print(f"{rank:2d}. {hit.score:.3f}  [{_languages(hit)}]  ({_MATCHED[hit.matched_by]})  "
               f"{printable(hit.path)}{page}{title}")
         print(f"      {_marked(hit.best.snippet, terms)}")
         if hit.best.explanation is not None:
@@ -228,14 +243,27 @@ def count_line(results) -> str:
     """Example: "3 matching documents, 2 shown; 5 weaker matches" (the weak ones counted apart)."""
     at_least = "" if results.complete else "at least "
     strong_shown = sum(1 for h in results.hits if not h.weak)
-    line = f"{at_least}{results.total} matching documents"
+    line = f"{at_least}{_plural(results.total, 'matching document')}"
     if results.total > strong_shown:
         line += f", {strong_shown} shown"
     if results.weak_total:
         weak_shown = len(results.hits) - strong_shown
-        line += f"; {results.weak_total} weaker matches" + (
+        line += f"; {_plural(results.weak_total, 'weaker match')}" + (
             f", {weak_shown} shown" if results.weak_total > weak_shown else "")
     return line
+
+
+def _plural(count: int, noun: str) -> str:
+    """Example: _plural(1, "weaker match") == "1 weaker match"; _plural(2, ...) == "2 weaker matches"."""
+    if count == 1:
+        return f"1 {noun}"
+    return f"{count} {noun}{'es' if noun.endswith(('ch', 'sh', 's', 'x')) else 's'}"
+
+
+def _languages(hit) -> str:
+    """Example: "fr"; "fr, document en" for a French passage of a mostly English document."""
+    passage, document = hit.best.language or "??", hit.language
+    return passage if document in (None, passage) else f"{passage}, document {document}"
 
 
 _MATCHED = {"keywords": "keywords", "meaning": "meaning", "both": "keywords+meaning"}

@@ -154,10 +154,14 @@ def _err(message: str) -> None:
 def _drive(events):
     """Prints corpus counts, shows a progress bar with the loss; returns TrainFinished."""
     from app.cli.train_progress import drive_training
-    from trainer.events import TrainFinished, TrainStarted
+    from trainer.events import TrainFinished, TrainPreparing, TrainStarted
+
+    def stage(event) -> None:  # what the run does before its first step, from the first second
+        if isinstance(event, TrainPreparing):
+            _err(f"{event.stage}...")
 
     return drive_training(events, started=TrainStarted, finished=TrainFinished, on_start=_print_start,
-                          eval_text=eval_line,
+                          eval_text=eval_line, other=stage,
                           postfix=lambda step: {"loss": f"{step.loss:.4f}", "lr": f"{step.lr:.2e}"})
 
 
@@ -180,8 +184,9 @@ def _print_start(event) -> None:
              f"{s.kept} kept")
     if event.pairs is not None:
         p = event.pairs
+        aside = f"; {p.set_aside} more pairs of those sentences set aside" if p.set_aside else ""
         _err(f"pairs: {p.read} read, {p.duplicates} duplicates, {p.filtered} outside the limits, "
-             f"{p.kept} kept ({p.held_out} held out to score the model)")
+             f"{p.kept} kept: {p.trained} to train on, {p.held_out} held out to score the model{aside}")
     c = event.config
     _err(f"training {c.base} ({c.pooling}) on {event.device}: {event.total_steps} steps of "
          f"{c.batch_size}, lambda {c.lam}, tau {c.tau}, lr {c.lr}"

@@ -16,10 +16,11 @@ def one_error_line(capsys, argv, code=1) -> str:
     capsys.readouterr()
     assert main([str(a) for a in argv]) == code
     out, err = capsys.readouterr()
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("babelfind") and "error: " in lines[0], err
+    lines = err.strip().splitlines()  # what a command says it is doing may come first
+    errors = [line for line in lines if "error: " in line]
+    assert errors == lines[-1:] and errors[0].startswith("babelfind"), err
     assert "Traceback" not in out + err
-    return lines[0]
+    return errors[0]
 
 
 @pytest.fixture
@@ -34,10 +35,13 @@ def indexed(home_with_tiny, tmp_path):
 
 def test_a_query_starting_with_a_dash_is_a_query(indexed, capsys):
     capsys.readouterr()
-    assert main(["search", "-walrus", "--mode", "keyword"]) == 0, capsys.readouterr().err
-    assert main(["search", "--mode", "keyword", "--", "-k"]) == 0  # after --, even an option's name
+    assert main(["search", "-walrus", "ice", "--mode", "keyword"]) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.strip() == "no results"  # -walrus left its document out
+    assert main(["search", "--mode", "keyword", "--", "floe", "-k"]) == 0  # after --, even an option's name
     assert main(["search", "walrus", "-k", "1", "--mode", "keyword"]) == 0
     assert "walrus.txt" in capsys.readouterr().out
+    # an exclusion alone has nothing to look for: a wrong command line, said in one line
+    assert "nothing to look for" in one_error_line(capsys, ["search", "-walrus"], code=2)
 
 
 @pytest.mark.parametrize("argv", [
@@ -47,7 +51,7 @@ def test_a_query_starting_with_a_dash_is_a_query(indexed, capsys):
     ["forget", "~zzznosuchuser/x"],
 ], ids=["filter", "--path", "index", "forget"])
 def test_a_home_folder_of_nobody(indexed, capsys, argv):
-    line = one_error_line(capsys, argv, code=1 if "path:" in argv[-1] else 2)
+    line = one_error_line(capsys, argv, code=2)  # the query is parsed with the command line
     assert "no user 'zzznosuchuser'" in line
 
 

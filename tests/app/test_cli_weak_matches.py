@@ -48,7 +48,7 @@ def test_weaker_matches_come_under_their_heading(cli_library, capsys):
     assert "bees.txt" in strong[0] and "(keywords+meaning)" in strong[0]
     assert any("wasps.txt" in line and "(keywords)" in line for line in weak)
     assert not any("wasps.txt" in line for line in strong)
-    assert lines[-1].startswith("1 matching documents; ") and lines[-1].endswith("weaker matches")
+    assert lines[-1].startswith("1 matching document; ") and lines[-1].endswith(("weaker match", "weaker matches"))
 
 
 def test_json_marks_the_weaker_matches(cli_library, capsys):
@@ -70,8 +70,8 @@ def hit(path: str, weak: bool) -> DocumentHit:
 @pytest.mark.parametrize("hits, total, weak_total, complete, expected", [
     ((False, False), 2, 0, True, "2 matching documents"),
     ((False,), 5, 0, True, "5 matching documents, 1 shown"),
-    ((False, True), 1, 1, True, "1 matching documents; 1 weaker matches"),
-    ((False, True), 1, 9, True, "1 matching documents; 9 weaker matches, 1 shown"),
+    ((False, True), 1, 1, True, "1 matching document; 1 weaker match"),
+    ((False, True), 1, 9, True, "1 matching document; 9 weaker matches, 1 shown"),
     ((True, True), 0, 2, False, "at least 0 matching documents; 2 weaker matches"),
 ])
 def test_count_line(hits, total, weak_total, complete, expected):
@@ -102,3 +102,43 @@ def test_a_search_parses_its_query_once(cli_library, capsys, monkeypatch):
     out = search(capsys, '"honey bees" nectar -wasps')
     assert "bees.txt" in out and "[nectar]" in out  # the marks come from that one parse
     assert parses == ['"honey bees" nectar -wasps']
+
+
+class _Answering:
+    """A library whose every search returns `results`."""
+
+    def __init__(self, results: SearchResults):
+        self.results = results
+
+    def search_results(self, *args, **kwargs) -> SearchResults:
+        return self.results
+
+    def close(self) -> None:
+        pass
+
+
+def answer_with(monkeypatch, results: SearchResults) -> None:
+    monkeypatch.setattr(library_commands, "open_library", lambda args: _Answering(results))
+
+
+def test_one_heading_and_counts_that_add_up_whatever_order_the_hits_come_in(cli_library, capsys, monkeypatch):
+    """Strong hits after weak ones (an engine ordering by score alone did that) still print
+    strong first, under one heading, and the count line counts what is printed."""
+    flags = (False, True, False, True, False)
+    results = SearchResults(tuple(hit(f"/d/{i}.txt", w) for i, w in enumerate(flags)), 5, {"en": 5},
+                            weak_total=4, query=parse_query("honey"))
+    answer_with(monkeypatch, results)
+    lines = search(capsys, "honey").splitlines()
+    ranked = [line for line in lines if line[:3].strip().rstrip(".").isdigit()]
+    assert [line.split("/d/")[1] for line in ranked] == ["0.txt", "2.txt", "4.txt", "1.txt", "3.txt"]
+    assert lines.count("Weaker matches") == 1
+    assert lines.index("Weaker matches") == lines.index(ranked[3]) - 1
+    assert lines[-1] == "5 matching documents, 3 shown; 4 weaker matches, 2 shown"
+
+
+def test_a_passage_in_another_language_than_its_document_is_labelled_with_both(cli_library, capsys, monkeypatch):
+    passage = PassageHit(1, 0.5, "texte", 0, 5, None, "fr", "texte")
+    results = SearchResults((DocumentHit("/d/guide.txt", 0.5, "en", "txt", (passage,)),), 1, {"fr": 1},
+                            query=parse_query("texte"))
+    answer_with(monkeypatch, results)
+    assert "[fr, document en]" in search(capsys, "texte").splitlines()[0]

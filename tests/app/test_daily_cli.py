@@ -3,6 +3,10 @@ Moses-named mining inputs, honest progress figures and paths that do not exist."
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from helpers import WordEncoder
 from mining_fakes import ENGLISH, GERMAN, TranslationEncoder
@@ -132,3 +136,45 @@ def test_encoding_stages_say_they_count_distinct_sentences():
 
     assert stage_label("encode source") == "encode source (distinct sentences)"
     assert stage_label("align") == "align"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs FIFOs and /dev/zero")
+def test_status_counts_every_file_the_run_skipped_fifos_and_devices_listed(word_library, corpus, capsys):
+    os.mkfifo(corpus / "pipe.txt")
+    os.symlink("/dev/zero", corpus / "zero.txt")
+    os.symlink(corpus / "gone.txt", corpus / "dangling.txt")
+    code, out, _ = run(capsys, "index", str(corpus))
+    skipped = {line.split(": ", 1)[0].removeprefix("  skipped "): line.split(": ", 1)[1]
+               for line in out.splitlines() if line.startswith("  skipped ")}
+    assert skipped == {
+        str(corpus / "de.mo"): "not a supported format: .mo",
+        str(corpus / "pipe.txt"): "not a regular file: a named pipe (FIFO)",
+        str(corpus / "zero.txt"): "not a regular file: a device",
+        str(corpus / "dangling.txt"): "a broken link (what it points to does not exist)",
+    }
+    assert out.startswith("indexed 8, unchanged 0, removed 0, skipped 4")
+    code, out, _ = run(capsys, "status")
+    assert "8 indexed, 4 skipped" in out and f"  {corpus}: 8 documents" in out and "4 skipped" in out.splitlines()[-1]
+    code, out, _ = run(capsys, "reindex")  # passed by on their size and time, still counted
+    assert out.startswith("indexed 0, unchanged 8, removed 0, skipped 4")
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("lang:german tar", "unknown language 'lang:german'; did you mean lang:de (German)?"),
+    ("lang:de", "'lang:de' has nothing to look for"),
+    ("-draft type:pdf", "has nothing to look for"),
+])
+def test_a_query_that_cannot_search_is_a_wrong_command_line_with_a_suggestion(capsys, query, expected):
+    code, out, err = run(capsys, "search", query)
+    assert code == 2 and out == "" and expected in err and err.count("\n") == 1
+
+
+def test_a_reader_that_stops_early_gets_no_error(tmp_path):
+    """`babelfind search ... | head -1`: the pipe closes, the command ends quietly (SIGPIPE's 141)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    env = dict(os.environ, BABELFIND_HOME=str(tmp_path / "home"))
+    done = subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main(['status']))"], stdout=write_end, stderr=subprocess.PIPE,
+                          env=env, timeout=120)
+    os.close(write_end)
+    assert done.returncode == 141 and done.stderr == b""

@@ -32,6 +32,8 @@ def test_train_registers_lists_activates_and_scores(tmp_path, inputs, capsys):
     assert summary["best_step"] in (2, 3) and summary["best_score"] is not None
     assert summary["sts_before"] is not None and summary["sts_after"] is not None
     assert re.search(r"\d+ sentences read, .* \d+ kept", captured.err)  # counts before training
+    # what it does before the first step, from the first second
+    assert captured.err.index("Preparing tiny-bert...") < captured.err.index("Loading tiny-bert for training...")
 
     assert main(["models", "list", "--json"]) == 0
     listed = {row["name"]: row for row in json.loads(capsys.readouterr().out)}

@@ -136,8 +136,8 @@ def test_files_swapped_for_a_fifo_or_dev_zero_after_the_scan(library, tmp_path):
     swap(corpus / "b-fifo.txt", "fifo")
     swap(corpus / "c-zero.txt", "zero")
     summary = list(events)[-1].summary
-    assert reasons(summary) == {"b-fifo.txt": "cannot read: not a regular file",
-                                "c-zero.txt": "cannot read: not a regular file"}
+    assert reasons(summary) == {"b-fifo.txt": "not a regular file: a named pipe (FIFO)",
+                                "c-zero.txt": "not a regular file: a device"}
     assert summary.indexed == len(GOOD)
 
 
@@ -153,8 +153,8 @@ def test_indexed_files_swapped_before_they_are_hashed_again(library, tmp_path):
     swap(corpus / "a-good.txt", "fifo")
     swap(corpus / "z-good.txt", "zero")
     summary = list(events)[-1].summary
-    assert reasons(summary) == {"a-good.txt": "cannot read: not a regular file",
-                                "z-good.txt": "cannot read: not a regular file"}
+    assert reasons(summary) == {"a-good.txt": "not a regular file: a named pipe (FIFO)",
+                                "z-good.txt": "not a regular file: a device"}
     assert summary.unchanged == 1
 
 

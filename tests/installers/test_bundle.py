@@ -110,7 +110,8 @@ def test_bundled_cli_reports_and_refuses_training(bundle, tmp_path):
     json.loads(doctor.stdout)
     train = subprocess.run([str(bundle / "babelfind"), "train", "--corpus", str(SAMPLE_DIR),
                             "--out", "notes"], capture_output=True, text=True, env=env, timeout=120)
-    assert train.returncode == 2 and "pip install 'babelfind[train]'" in train.stderr
+    assert train.returncode == 2 and "not part of the desktop bundle" in train.stderr
+    assert "pip install -c requirements.lock '.[train]'" in train.stderr
 
 
 def test_bundled_window_starts_offscreen(bundle, tmp_path):

@@ -6,7 +6,9 @@ from __future__ import annotations
 import configparser
 import os
 import runpy
+import shutil
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -85,3 +87,23 @@ def test_a_wheel_carries_the_resources(tmp_path):
                    "share/babelfind/resources/models/int8_evidence.json",
                    "share/babelfind/resources/sample/beekeeping_en.md"):
         assert wanted in data
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="no make")
+def test_make_run_installs_the_app_without_the_test_tools():
+    """`make run` sets up what the app needs (the window, the CLI, training); `make test`
+    adds the test tools to the same environment."""
+    repo = INSTALLERS.parent
+
+    def commands(target: str) -> str:
+        # -n: print the commands only (the venv named is never made)
+        done = subprocess.run(["make", "-n", "-B", "VENV=/nonexistent/venv", target], cwd=repo,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    run = commands("run")
+    assert "-e '.[train]'" in run and "'.[test]'" not in run and "-m pytest" not in run
+    assert run.strip().splitlines()[-1].endswith("bin/babelfind-gui")
+    test = commands("test")
+    assert "-e '.[train]'" in test and "-e '.[test]'" in test and "-m pytest" in test

@@ -47,42 +47,13 @@ from trainer.laser.student_init import teacher_embedding_rows
 from trainer.laser.student_model import new_student
 from trainer.pairs import PairStats
 from trainer.mixcse.train import TrainCheckpoint, TrainEval, TrainingDivergedError, TrainStep, TrainWarning
+# the events live where the window unpickles them without torch; re-exported here
+from trainer.events import StudentFinished, StudentStage, StudentStarted  # noqa: F401
 
 log = logging.getLogger(__name__)
 
 METRIC = "held-out cosine to the teacher"
 WARMUP_SHARE = 0.05
-
-
-@dataclass(frozen=True)
-class StudentStage:
-    stage: str  # "reading the corpus", "learning the vocabulary", "teacher vectors"
-    done: int
-    total: int
-
-
-@dataclass(frozen=True)
-class StudentStarted:
-    config: StudentConfig
-    corpus: CorpusStats | None
-    pairs: PairStats | None
-    items: int  # (text, target) items trained on
-    vocab_size: int  # pieces the vocabulary really has
-    dim: int
-    total_steps: int
-    start_step: int
-    device: str
-
-
-@dataclass(frozen=True)
-class StudentFinished:
-    best_checkpoint: Path  # a LASER checkpoint file (params, model, dictionary)
-    best_step: int
-    best_score: float | None  # held-out cosine x 100; None without held-out sentences
-    metric: str | None
-    steps: int
-    run_dir: Path
-    config: StudentConfig
 
 
 @dataclass(frozen=True)

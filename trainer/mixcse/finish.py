@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from engine.config import DataPaths, data_paths
 from engine.model_manifest import ModelManifest
@@ -30,6 +30,18 @@ def sts_scores(folder: Path, pooling: str, prefix: str, sts_dir: Path) -> dict:
 
     model = SentenceModel.load(folder, pooling).eval()
     return evaluate_sts(torch_encode(model, prefix, max_len=256), sts_dir).to_dict()
+
+
+def sts_before_and_after(finished, sts_dir: Path, paths: DataPaths | None = None) -> Iterator[str]:
+    """Yields which model it scores now; returns {"before": base report, "after": best checkpoint's}."""
+    from trainer.mixcse.model import resolve_base_model
+
+    config = finished.config
+    yield "the base model"
+    before = sts_scores(resolve_base_model(config.base, paths).path, config.pooling, config.text_prefix, sts_dir)
+    yield "the trained model"
+    after = sts_scores(Path(finished.best_checkpoint) / "model", config.pooling, config.text_prefix, sts_dir)
+    return {"before": before, "after": after}
 
 
 def finish_training(finished, name: str, *, sts_dir: Path | None = None, sts_before: dict | None = None,

@@ -39,7 +39,7 @@ from trainer.config import PAIR_METRIC, SENTENCE_METRIC, STS_METRIC, TrainConfig
 from trainer.corpus import Corpus, CorpusFilter, CorpusSource, load_corpus
 from trainer.mixcse.distributed import barrier, gather_with_grad, world
 from trainer.mixcse.model import SentenceModel, resolve_base_model, torch_encode
-from trainer.pairs import PairFilter, PairSet, load_pairs
+from trainer.pairs import PairFilter, PairSet, batch_order, load_pairs
 # the events and errors live where front ends import them without torch; also re-exported here
 from trainer.events import (  # noqa: F401
     TrainCheckpoint,
@@ -48,6 +48,7 @@ from trainer.events import (  # noqa: F401
     TrainFinished,
     TrainingDivergedError,
     TrainingError,
+    TrainPreparing,
     TrainStarted,
     TrainStep,
     TrainWarning,
@@ -103,9 +104,7 @@ def corpus_for(config: TrainConfig, world_size: int = 1, db_url: str | None = No
 
 
 def pairs_for(config: TrainConfig, world_size: int = 1) -> PairSet:
-    filt = PairFilter(min_chars=config.min_chars, max_chars=config.max_chars,
-                      min_score=config.pair_min_score)
-    return load_pairs(config.pairs, filt, config.seed, holdout=config.pair_holdout,
+    return load_pairs(config.pairs, PairFilter.of(config), config.seed, holdout=config.pair_holdout,
                       min_pairs=2 * config.batch_size * world_size)
 
 
@@ -187,7 +186,12 @@ class _Run:
         self.device = resolve_device(config.device)
         self.out = Path(config.out_dir)
         self.global_batch = config.batch_size * self.world_size
-        self.steps_per_epoch = data.size // self.global_batch
+        rng = np.random.default_rng(config.seed)
+        self.order = [self._epoch_order(rng) for _ in range(config.epochs)]
+        self.steps_per_epoch = min(len(order) for order in self.order) // self.global_batch
+        if self.steps_per_epoch == 0:
+            raise InputError(f"too many of the {data.size:,} pairs share a sentence to fill one batch of "
+                             f"{self.global_batch} in which no two do; lower the batch size")
         total = self.steps_per_epoch * config.epochs
         self.total = min(total, config.max_steps) if config.max_steps else total
         self.fingerprint = data.fingerprint()
@@ -217,11 +221,16 @@ class _Run:
             from trainer.mixcse.distill import BaseAnchor
 
             self.anchor = BaseAnchor.load(weights, config.pooling, self.device)
-        rng = np.random.default_rng(config.seed)
-        self.order = [rng.permutation(data.size) for _ in range(config.epochs)]
         self.mono_order = (rng.permutation(len(data.corpus.sentences))
                            if data.pairs and data.corpus else None)
         self.warnings: list[str] = []
+
+    def _epoch_order(self, rng: np.random.Generator) -> np.ndarray:
+        """One epoch's item order: a permutation of the corpus, or of the pairs in global
+        batches where no two pairs share a sentence (each would be the other's negative)."""
+        if not self.data.pairs:
+            return rng.permutation(self.data.size)
+        return batch_order(self.data.pairs.train, self.global_batch, rng)
 
     def _restore(self, last: Path) -> None:
         self.state = ckpt.load_checkpoint(last, self.optimizer, self.scheduler)
@@ -460,8 +469,12 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
     paths = paths or data_paths()
     if resume:
         config = _saved_config(Path(config.out_dir))
+    yield TrainPreparing(f"Preparing {Path(config.base).name}")
     config, weights = resolve_config(config, paths)
+    if (config.uses_corpus and corpus is None) or (config.pairs and pairs is None):
+        yield TrainPreparing("Reading the training sentences")
     data = _data_for(config, corpus, pairs, db_url or paths.db_url)
+    yield TrainPreparing(f"Loading {Path(config.base).name} for training")
     run = _Run(config, data, weights, resume)
     if run.rank == 0:
         run.out.mkdir(parents=True, exist_ok=True)
@@ -469,24 +482,68 @@ def train(config: TrainConfig, *, resume: bool = False, corpus: Corpus | None = 
     yield TrainStarted(config, data.corpus.stats if data.corpus else None,
                        data.pairs.stats if data.pairs else None, run.total, run.steps_per_epoch,
                        run.state.step, run.device, run.world_size, run.metric)
+    pace = _Pace(run.total, config.eval_steps if run.metric else 0, config.save_steps)
     if run.rank == 0 and run.state.step == 0 and run.metric in (PAIR_METRIC, SENTENCE_METRIC):
-        yield run.evaluate()  # the base model's score: what training is measured against
-    started, first = time.monotonic(), run.state.step
+        yield TrainPreparing("Scoring the model before training, to compare with the result")
+        with pace.timing("eval"):
+            base_score = run.evaluate()  # the base model's score: what training is measured against
+        yield base_score
     while run.state.step < run.total:
-        epoch, views = run.local_views(run.state.step)
-        loss = run.train_step(views)
-        run.apply_update()
+        with pace.timing("step"):
+            epoch, views = run.local_views(run.state.step)
+            loss = run.train_step(views)
+            run.apply_update()
         for message in run.warnings:
             yield TrainWarning(message)
         run.warnings.clear()
         step = run.state.step
-        pace = (time.monotonic() - started) / (step - first)
-        yield TrainStep(step, run.total, loss, run.scheduler.get_last_lr()[0],
-                        pace * (run.total - step), epoch)
-        yield from _eval_and_save(run, step)
+        yield TrainStep(step, run.total, loss, run.scheduler.get_last_lr()[0], pace.seconds_left(step), epoch,
+                        seen=step * run.global_batch)
+        yield from _eval_and_save(run, step, pace)
     if run.rank == 0:
         yield run.finish()
     barrier()
+
+
+class _Pace:
+    """Time left from what this run's steps, evaluations and checkpoints cost so far: the
+    first evaluation on a CPU can take as long as dozens of steps, so steps alone would
+    promise too little."""
+
+    def __init__(self, total: int, eval_steps: int, save_steps: int):
+        self.total, self.eval_steps, self.save_steps = total, eval_steps, save_steps
+        self.seconds: dict[str, list[float]] = {"step": [], "eval": [], "save": []}
+
+    def timing(self, kind: str):
+        import contextlib
+
+        @contextlib.contextmanager
+        def timed():
+            started = time.monotonic()
+            yield
+            self.seconds[kind].append(time.monotonic() - started)
+
+        return timed()
+
+    def seconds_left(self, step: int) -> float:
+        """After `step` (its own evaluation and checkpoint still to come)."""
+        return (self._mean("step") * (self.total - step)
+                + self._mean("eval") * steps_ending_with(self.eval_steps, step, self.total)
+                + self._mean("save") * steps_ending_with(self.save_steps, step, self.total))
+
+    def _mean(self, kind: str) -> float:
+        done = self.seconds[kind]
+        return sum(done) / len(done) if done else 0.0
+
+
+def steps_ending_with(every: int, first: int, total: int) -> int:
+    """How many of the steps `first`..`total` end with a piece of work done every N steps
+    and after the last one (an evaluation, a checkpoint): steps_ending_with(4, 1, 10) == 3."""
+    if every <= 0 or first > total or total <= 0:
+        return 0
+    start = -(-max(first, 1) // every) * every
+    regular = 0 if start > total else (total - start) // every + 1
+    return regular + (0 if total % every == 0 else 1)
 
 
 def _data_for(config: TrainConfig, corpus: Corpus | None, pairs: PairSet | None,
@@ -508,15 +565,18 @@ def _data_for(config: TrainConfig, corpus: Corpus | None, pairs: PairSet | None,
     return data
 
 
-def _eval_and_save(run: _Run, step: int) -> Iterator[TrainEvent]:
+def _eval_and_save(run: _Run, step: int, pace: _Pace) -> Iterator[TrainEvent]:
     last = step == run.total
     if run.rank == 0:
         if step % run.config.eval_steps == 0 or last:
-            result = run.evaluate()
+            with pace.timing("eval"):
+                result = run.evaluate()
             if result is not None:
                 yield result
         if step % run.config.save_steps == 0 or last:
-            yield run.save()
+            with pace.timing("save"):
+                saved = run.save()
+            yield saved
     barrier()
 
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtWidgets import QApplication, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from engine.resources import resources_dir
 
@@ -139,6 +139,45 @@ def hint(text: str = "") -> QLabel:
     label.setObjectName("hint")
     label.setWordWrap(True)
     return label
+
+
+class QtAdvancedSection(QWidget):
+    """A folded "Advanced" part of a page: the technical names and settings, for those
+    who want them; the page reads in plain words without it."""
+
+    def __init__(self, title: str = "Advanced", parent=None):
+        super().__init__(parent)
+        self.toggle = QToolButton()
+        self.toggle.setText(title)
+        self.toggle.setCheckable(True)
+        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.toggle.setAutoRaise(True)
+        self.body = QWidget()
+        self.body.hide()
+        self.toggle.toggled.connect(self.set_open)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.toggle)
+        layout.addWidget(self.body)
+
+    def note(self, text: str) -> QLabel:
+        """Adds a line of explanation to the folded part; returns it."""
+        layout = self.body.layout()
+        if layout is None:
+            layout = QVBoxLayout(self.body)
+            layout.setContentsMargins(12, 0, 0, 0)
+        label = hint(text)
+        layout.addWidget(label)
+        return label
+
+    def set_open(self, open_: bool) -> None:
+        self.toggle.setChecked(open_)
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if open_ else Qt.ArrowType.RightArrow)
+        self.body.setVisible(open_)
+
+    def is_open(self) -> bool:
+        return self.body.isVisible() or self.toggle.isChecked()
 
 
 def app_icon() -> QIcon:

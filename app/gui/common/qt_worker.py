@@ -37,8 +37,8 @@ class QtWorker(QThread):
 
     Signals, all delivered in the GUI thread:
         yielded(object): each event the job yields, in order.
-        returned(object): the last event when the job ran to its end (None if it yielded
-            nothing).
+        returned(object): when the job ran to its end, its return value if it has one (a
+            ChildJob's `value`), else its last event (None if it yielded nothing).
         cancelled(): the job was stopped by cancel() before its end.
         errored(object): the exception that ended the job (a typed BabelfindError for
             anything the engine raises on purpose).
@@ -71,8 +71,12 @@ class QtWorker(QThread):
         return worker
 
     def cancel(self) -> None:
-        """Ask the job to stop; it stops when it next yields (thread-safe)."""
+        """Ask the job to stop; it stops when it next yields (thread-safe). A job that can be
+        interrupted while it waits for its next event (a ChildJob) is told at once."""
         self._cancel.set()
+        interrupt = getattr(self._job, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
 
     def is_cancelling(self) -> bool:
         return self._cancel.is_set()
@@ -102,7 +106,8 @@ class QtWorker(QThread):
             self.yielded.emit(event)
             if self._cancel.is_set():
                 break
-        return last
+        value = getattr(self._job, "value", None)
+        return last if value is None else value
 
     def _call(self) -> object:
         def progress(event: object) -> None:

@@ -74,8 +74,8 @@ def active_filters(bar, parsed: ParsedQuery | None) -> list[str]:
         ["file type: PDF", "the phrase “honey bees”", "leaving out “wasps”", "lang:de"]
     """
     found = []
-    if bar.selected_language():
-        found.append(f"language: {language_label(bar.selected_language())}")
+    if bar.selected_facet() is not None:
+        found.append(f"language: {language_label(bar.selected_facet())}")
     if bar.path_prefix():
         found.append(f"folder: {bar.folder.currentText()}")
     if bar.file_types():

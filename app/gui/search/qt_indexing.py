@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.common.qt_theme import set_icon
+from app.gui.common.texts import duration_text
 from app.gui.search.qt_models import QtSkippedModel
 from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFile
 
@@ -32,36 +33,25 @@ from engine.events import IndexFinished, IndexProgress, IndexSummary, SkippedFil
 def progress_text(event: IndexProgress) -> str:
     """One line for the progress row.
 
-    Example: progress_text(IndexProgress(3, 10, 42, 1.5, 4.7)) ==
-        "3 / 10 files  ·  42 passages  ·  1.5 files/s  ·  about 5 s left"
+    Example: progress_text(IndexProgress(3, 10, 42, 21.5, 4.7)) ==
+        "3 / 10 files  ·  42 passages  ·  22 passages/s  ·  about 5 s left"
 
-    Files count once stored; a model switch counts passages (`event.unit`).
+    Files count once stored; a model switch counts passages (`event.unit`). The rate
+    and the time left are the engine's, in passages (engine.throughput).
     """
     if event.waiting:
         return event.waiting
     unit = event.unit
     parts = [f"{event.files_done:,} / {event.files_total:,} {unit}"]
     if unit == "files":  # while re-encoding, the passages are what is counted already
-        parts.append(f"{event.passages:,} passages")
+        parts.append(f"{max(event.encoded, event.passages):,} passages")
     if event.rate > 0:
-        parts.append(f"{event.rate:.1f} {unit}/s")
+        parts.append(f"{event.rate:.1f} passages/s" if event.rate < 10 else f"{event.rate:,.0f} passages/s")
     # the last event says nothing of time: "about 0 s left" reads like a lie
     if event.files_done < event.files_total:
         parts.append(f"about {duration_text(event.eta_s)} left" if event.eta_s is not None
                      else "estimating the time left")
     return "  ·  ".join(parts)
-
-
-def duration_text(seconds: float) -> str:
-    """Example: duration_text(75) == "1 min 15 s"; duration_text(4.2) == "4 s"."""
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
 
 
 def summary_text(summary: IndexSummary) -> str:

@@ -44,6 +44,7 @@ from engine.scan import key_path
 log = logging.getLogger(__name__)
 
 RESULT_LIMIT = 50  # documents shown per search; counts and the language facet cover every match
+RESULTS_MIN_WIDTH = 360  # px: a card's name, folder, date and snippet stay readable
 ROOTS_REFRESH_MS = 1000  # sidebar counts refresh at most this often while indexing
 LOADING_MESSAGE = "Loading the model..."
 
@@ -98,11 +99,16 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self.progress = QtProgressRow()
         self.skipped = QtSkippedPanel()
 
+        # A result card needs room for its name, folder and two lines of snippet: without
+        # a floor the preview's width hint left the list 150 px at the default 1200 x 760.
+        self.results_pane.setMinimumWidth(RESULTS_MIN_WIDTH)
         self.results_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.results_splitter.addWidget(self.results_pane)
         self.results_splitter.addWidget(self.preview)
+        self.results_splitter.setChildrenCollapsible(False)
         self.results_splitter.setStretchFactor(0, 2)
         self.results_splitter.setStretchFactor(1, 3)
+        self.results_splitter.setSizes([440, 520])
         centre = QWidget()
         column = QVBoxLayout(centre)
         column.setContentsMargins(0, 0, 0, 0)
@@ -117,7 +123,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self.main_splitter.addWidget(centre)
         self.main_splitter.setStretchFactor(0, 0)
         self.main_splitter.setStretchFactor(1, 1)
-        self.main_splitter.setSizes([320, 900])
+        self.main_splitter.setSizes([250, 950])
         outer = QWidget()
         layout = QVBoxLayout(outer)
         layout.setContentsMargins(10, 10, 10, 6)
@@ -252,21 +258,16 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
 
     def _search(self, query: ParsedQuery):
         """(hits, documents matching, per-language counts over every match, weaker matches):
-        the facet's language filters inside the engine's retrieval, its counts come from all
-        matches."""
+        the engine narrows to the chosen facet (documents with a matching passage in that
+        language) among every match, so the facet's count is what choosing it shows."""
         bar = self.search_bar
         # explained: a result's tooltip says why it stands where it does
         results = self.library.search_results(query, RESULT_LIMIT, path_prefix=bar.path_prefix(),
-                                              file_types=bar.file_types(), explain=True)
+                                              file_types=bar.file_types(), facet=bar.selected_facet(),
+                                              explain=True)
         if not results.complete:
             log.info("search %r: counting stopped at %d documents", query, results.total)
-        language = bar.selected_language()
-        if not language:
-            return list(results.hits), results.total, results.languages, results.weak_total
-        narrowed = self.library.search_results(query, RESULT_LIMIT, languages=[language],
-                                               path_prefix=bar.path_prefix(), file_types=bar.file_types(),
-                                               explain=True)
-        return list(narrowed.hits), narrowed.total, results.languages, narrowed.weak_total
+        return list(results.hits), results.total, results.languages, results.weak_total
 
     def _on_language(self, _language: str) -> None:
         self.run_search()  # the language filters inside retrieval, not over the shown 50
@@ -367,7 +368,9 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self.collections.set_busy(self.jobs.busy_roots())
         self.search_bar.set_folders([r.path for r in roots])
         status = self.library.status()
-        self.status_label.setText(f"{status.documents:,} documents  ·  {status.passages:,} passages  ·  model {status.model}")
+        documents = "1 document" if status.documents == 1 else f"{status.documents:,} documents"
+        passages = "1 passage" if status.passages == 1 else f"{status.passages:,} passages"
+        self.status_label.setText(f"{documents}  ·  {passages}  ·  model {status.model}")
         self._show_results_area()
 
     def set_watch(self, root: str, watch: bool) -> None:

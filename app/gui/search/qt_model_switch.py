@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from PySide6.QtWidgets import QMessageBox
 
 from app.gui.common.qt_languages import language_name
-from app.gui.search.qt_indexing import duration_text
+from app.gui.common.texts import duration_text
 
 # Passages per second on a laptop CPU, slowest and fastest default-model runs in
 # docs/benchmarks.md ("Indexing throughput"); a GPU is much faster.

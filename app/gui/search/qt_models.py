@@ -16,6 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 
 from app.gui.common.qt_languages import language_label
+from app.gui.common.texts import size_text
 from engine.events import DocumentHit, SkippedFile
 from engine.highlight import NO_TERMS, HighlightTerms
 from engine.scan import key_path
@@ -101,10 +102,9 @@ class QtResultsModel(QAbstractListModel):
         if role == _DISPLAY:
             return Path(hit.path).name
         if role == _TOOLTIP:
-            language = language_label(hit.language or "")
             why = hit.best.explanation  # the engine's parts of the score, when it explained them
             score = f"why: {why.text()}" if why is not None else f"score {hit.score:.3f}"
-            return f"{hit.path}\n{file_facts_text(self._facts[index.row()])}\n{language}\n{score}"
+            return f"{hit.path}\n{file_facts_text(self._facts[index.row()])}\n{languages_text(hit)}\n{score}"
         if role == self.HitRole:
             return hit
         if role in (self.ModifiedRole, self.SizeRole):
@@ -115,7 +115,7 @@ class QtResultsModel(QAbstractListModel):
         if role == self.NameRole:
             return Path(hit.path).name.casefold()
         if role == self.LanguageRole:
-            return hit.language or ""
+            return hit.best.language or ""  # the passage shown: a document may mix languages
         if role == self.PathRole:
             return hit.path
         if role == self.TermsRole:
@@ -134,6 +134,17 @@ class QtResultsModel(QAbstractListModel):
         return None
 
 
+def languages_text(hit: DocumentHit) -> str:
+    """The shown passage's language, and the document's (most of its text) when it differs.
+
+    Example: "Passage in French · document mostly in English"; "English".
+    """
+    passage, document = hit.best.language or "", hit.language or ""
+    if passage == document or not document:
+        return language_label(passage)
+    return f"Passage in {language_label(passage)} · document mostly in {language_label(document)}"
+
+
 def _stat(path: str) -> os.stat_result | None:
     """The file's facts; for an archive member or attachment, those of the file holding it."""
     real = key_path(path)  # a stored key: names that are not UTF-8 are escaped
@@ -145,14 +156,6 @@ def _stat(path: str) -> os.stat_result | None:
         # a folder above means the file itself is gone (a member's archive is a file)
         return facts if candidate == real or stat.S_ISREG(facts.st_mode) else None
     return None
-
-
-def size_text(size: int) -> str:
-    """Example: size_text(1536) == "1.5 KB"; size_text(3_400_000) == "3.4 MB"."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size} bytes"
 
 
 def file_facts_text(facts: os.stat_result | None) -> str:
@@ -177,7 +180,10 @@ SORT_KEYS = (
 class QtLanguageFilter(QSortFilterProxyModel):
     """Keeps the results in one language (the facet the user picked); '' keeps all.
 
-    It also orders them (`set_sort_key`, one of SORT_KEYS): relevance by default.
+    It also orders them (`set_sort_key`, one of SORT_KEYS): relevance by default. Whatever
+    the order, the strong matches come first and the weaker ones after their heading: a
+    sort orders within each group, so sorting by date never lifts a weak match above the
+    one real answer.
     """
 
     def __init__(self, parent=None):
@@ -191,9 +197,7 @@ class QtLanguageFilter(QSortFilterProxyModel):
     def set_sort_key(self, label: str) -> None:
         """Sorts by the SORT_KEYS entry named `label`."""
         _, role, order = next(k for k in SORT_KEYS if k[0] == label)
-        self.beginFilterChange()  # the weaker matches' heading shows in relevance order only
         self._sort_label = label
-        self.endFilterChange()
         self.setSortRole(role)
         self.sort(0, order)
 
@@ -201,9 +205,13 @@ class QtLanguageFilter(QSortFilterProxyModel):
         return self._sort_label
 
     def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:
+        ascending = self.sortOrder() == Qt.SortOrder.AscendingOrder
+        group_a, group_b = _group(left), _group(right)
+        if group_a != group_b:  # strong, heading, weak: in that order either way
+            return group_a < group_b if ascending else group_a > group_b
         a, b = left.data(self.sortRole()), right.data(self.sortRole())
         if a is None or b is None:  # a vanished file sorts last in either order
-            if self.sortOrder() == Qt.SortOrder.AscendingOrder:
+            if ascending:
                 return a is not None and b is None
             return a is None and b is not None
         return a < b  # ties: neither is less, and the stable sort keeps the engine's order
@@ -219,7 +227,7 @@ class QtLanguageFilter(QSortFilterProxyModel):
     def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:
         index = self.sourceModel().index(row, 0, parent)
         if index.data(QtResultsModel.SeparatorRole):
-            return self._sort_label == SORT_KEYS[0][0] and self._any_weak_shown(parent)
+            return self._any_weak_shown(parent)
         if not self._language:
             return True
         return index.data(QtResultsModel.LanguageRole) == self._language
@@ -232,6 +240,13 @@ class QtLanguageFilter(QSortFilterProxyModel):
                 if not self._language or index.data(QtResultsModel.LanguageRole) == self._language:
                     return True
         return False
+
+
+def _group(index: QModelIndex) -> int:
+    """0 for a strong match, 1 for the weaker matches' heading, 2 for a weaker match."""
+    if index.data(QtResultsModel.SeparatorRole):
+        return 1
+    return 2 if index.data(QtResultsModel.WeakRole) else 0
 
 
 class _TableModel(QAbstractTableModel):

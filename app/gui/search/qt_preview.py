@@ -61,9 +61,10 @@ class QtPreview(QWidget):
         self.title.setObjectName("previewTitle")
         self.meta = QLabel("")
         self.meta.setObjectName("previewMeta")
-        # a long folder or OCR note wraps; it must never widen the pane and squeeze the results
+        # long names and facts wrap or clip; they must never widen the window past the screen
         self.meta.setWordWrap(True)
-        self.meta.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        for label in (self.title, self.meta):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("preview")
         self.editor.setReadOnly(True)

@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (
 
 from app.gui.common.qt_files import display_path
 from app.gui.common.qt_theme import colours
-from app.gui.search.qt_models import SORT_KEYS, QtResultsModel, document_title, size_text
+from app.gui.common.texts import size_text
+from app.gui.search.qt_models import SORT_KEYS, QtResultsModel, document_title
 from engine.events import DocumentHit
 from engine.highlight import NO_TERMS, match_spans
 from engine.scan import key_path
@@ -69,6 +70,15 @@ def snippet_html(snippet: str, spans: list[tuple[int, int]], background: str) ->
         at = end
     out.append(html.escape(snippet[at:]))
     return "".join(out)
+
+
+def language_badge(hit: DocumentHit) -> str:
+    """The shown passage's language, and the document's when most of it is in another.
+
+    Example: "FR"; "FR in EN doc" for a French passage of a mostly English document.
+    """
+    passage, document = (hit.best.language or "?").upper(), (hit.language or "").upper()
+    return passage if not document or document == passage else f"{passage} in {document} doc"
 
 
 def card_facts(modified: float | None, size: int | None) -> str:
@@ -159,7 +169,7 @@ class QtResultDelegate(QStyledItemDelegate):
         x = area.right() - score_w
         painter.setPen(QColor(c.muted))
         painter.drawText(QRect(x, area.top(), score_w, line), Qt.AlignmentFlag.AlignVCenter, score)
-        label = f"{(hit.language or '?').upper()} · {MATCH_LABELS.get(hit.matched_by, hit.matched_by)}"
+        label = f"{language_badge(hit)} · {MATCH_LABELS.get(hit.matched_by, hit.matched_by)}"
         badge_w = metrics.horizontalAdvance(label) + 12
         x -= badge_w + 8
         badge = QRectF(x, area.top() + 1, badge_w, line - 2)

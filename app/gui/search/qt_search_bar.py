@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -30,6 +32,7 @@ from engine.query import QUERY_HELP
 DEBOUNCE_MS = 150
 RECENT_KEY = "search/recent"
 RECENT_MAX = 20
+UNKNOWN_LANGUAGE = "und"  # the facet's item for passages of no known language (ISO 639-2 "undetermined")
 # The file type facet: an extension, or a kind the engine expands (engine.extract.dispatch.TYPE_GROUPS).
 FILE_TYPES = (
     ("PDF", "pdf"), ("Word documents", "word"), ("Spreadsheets", "spreadsheet"),
@@ -74,7 +77,7 @@ class QtSearchBar(QWidget):
             "Down in the empty field lists earlier searches."
         )
         self.help_action = self.field.addAction(icon("help"), QLineEdit.ActionPosition.TrailingPosition)
-        self.help_action.setToolTip(QUERY_HELP)
+        self.help_action.setToolTip(query_help_html())
         self.help_action.triggered.connect(self.show_help)
         self._search_action = self.field.addAction(icon("search"), QLineEdit.ActionPosition.LeadingPosition)
         set_icon(self._search_action, "search")
@@ -129,7 +132,7 @@ class QtSearchBar(QWidget):
 
     def show_help(self) -> None:
         """The query syntax in a popover under the field (the same text as `babelfind search --help`)."""
-        QToolTip.showText(self.field.mapToGlobal(self.field.rect().bottomRight()), QUERY_HELP, self.field)
+        QToolTip.showText(self.field.mapToGlobal(self.field.rect().bottomRight()), query_help_html(), self.field)
 
     # -- what the window reads -------------------------------------------------------
 
@@ -137,7 +140,16 @@ class QtSearchBar(QWidget):
         return self.field.text().strip()
 
     def selected_language(self) -> str:
+        """The facet's item: "" for all languages, UNKNOWN_LANGUAGE or a code."""
         return self.language.currentData() or ""
+
+    def selected_facet(self) -> str | None:
+        """The facet as the engine takes it (`search_results(facet=...)`): None for all
+        languages, "" for passages of no known language, else the code."""
+        chosen = self.selected_language()
+        if not chosen:
+            return None
+        return "" if chosen == UNKNOWN_LANGUAGE else chosen
 
     def path_prefix(self) -> str | None:
         return self.folder.currentData() or None
@@ -149,15 +161,20 @@ class QtSearchBar(QWidget):
     # -- what the window sets --------------------------------------------------------
 
     def set_language_counts(self, counts: Mapping[str, int]) -> None:
-        """Fills the facet with the languages of the current results, keeping the choice."""
+        """Fills the facet with the languages of the current results, keeping the choice.
+
+        A document with matching passages in two languages counts under both, so the
+        counts need not add up to the total: "All languages" carries none.
+        """
         keep = self.selected_language()
         self.language.blockSignals(True)
         self.language.clear()
-        self.language.addItem(f"All languages ({sum(counts.values())})", "")
+        self.language.addItem("All languages", "")
         for language, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            self.language.addItem(language_item_text(language, count), language)
-        if keep and keep not in counts:
-            self.language.addItem(language_item_text(keep, 0), keep)  # a choice with no hits now stays visible
+            # "" (no known language) must not look like "All languages" (data "")
+            self.language.addItem(language_item_text(language, count), language or UNKNOWN_LANGUAGE)
+        if keep and self.language.findData(keep) < 0:  # a choice with no hits now stays visible
+            self.language.addItem(language_item_text("" if keep == UNKNOWN_LANGUAGE else keep, 0), keep)
         self.language.setCurrentIndex(max(0, self.language.findData(keep)))
         self.language.blockSignals(False)
 
@@ -184,7 +201,7 @@ class QtSearchBar(QWidget):
     def show_query_error(self, message: str) -> None:
         """Says what in the query cannot be used, where the count would be."""
         self.count_label.setText(message)
-        self.count_label.setToolTip(message + "\n\n" + QUERY_HELP)
+        self.count_label.setToolTip(f"<p>{html.escape(message)}</p>{query_help_html()}")
 
     # -- recent queries --------------------------------------------------------------
 
@@ -238,6 +255,43 @@ class QtSearchBar(QWidget):
                 self.navigate.emit(-1)
                 return True
         return super().eventFilter(watched, event)
+
+
+def query_help_html(text: str = QUERY_HELP) -> str:
+    """The query syntax as rich text: its two columns in a table, since a tooltip's
+    proportional font cannot line up the spaces of the plain text (`babelfind search --help`).
+
+    Example: "  lang:de   only passages..." becomes <tr><td><code>lang:de</code></td><td>only passages...</td></tr>
+    """
+    parts, rows = [], []  # rows: [syntax, meaning] of the table being read
+
+    def close_table() -> None:
+        cells = "".join(f'<tr><td style="padding-right:12px"><code>{html.escape(syntax)}</code></td>'
+                        f"<td>{html.escape(meaning)}</td></tr>" for syntax, meaning in rows)
+        parts.append(f"<table cellspacing=0>{cells}</table>")
+        rows.clear()
+
+    for line in text.splitlines():
+        if rows and _HELP_CONTINUED.match(line):  # the description goes on below its row
+            rows[-1][1] += " " + line.strip()
+            continue
+        column = _HELP_ROW.match(line)
+        if column:
+            rows.append(list(column.groups()))
+            continue
+        if rows:  # a line after the table closes it
+            close_table()
+        if line.strip():
+            parts.append(f"<p>{html.escape(line.strip())}</p>")
+    if rows:
+        close_table()
+    return "".join(parts)
+
+
+# "  syntax   what it does": two leading spaces, two or more before the description (the
+# syntax may hold double spaces itself: "-word  -\"a b\"")
+_HELP_ROW = re.compile(r"^ {2}(\S.*\S|\S) {2,}(\S(?:(?! {2}).)*)$")
+_HELP_CONTINUED = re.compile(r"^ {6,}\S")  # only spaces where the syntax column stands
 
 
 def result_count_text(shown: int, total: int, weak: int = 0) -> str:

@@ -9,6 +9,8 @@ registered (family "laser"), optionally made active (the window then re-encodes)
 from __future__ import annotations
 
 import logging
+import shutil
+from pathlib import Path
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -23,8 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.common.qt_plots import QtCurvePlot
-from app.gui.common.qt_theme import hint
-from app.gui.training.qt_results import eta_text
+from app.gui.common.qt_theme import QtAdvancedSection, hint
+from app.gui.common.child_job import ChildJob
+from app.gui.training.qt_results import eta_text, kept_step
 from engine.errors import BabelfindError
 from trainer.laser.student_config import StudentConfig
 
@@ -43,9 +46,9 @@ class QtLaserPage(QWizardPage):
     def __init__(self, teacher: str | None, parent=None):
         super().__init__(parent)
         self.teacher = teacher
-        self.setTitle("A fast LASER model")
-        self.setSubTitle(f"A BiLSTM learns to give the vectors of {teacher or 'the active model'}; "
-                         "it searches several times faster on a CPU.")
+        self.setTitle("A faster model for this computer")
+        self.setSubTitle(f"A small model learns to give the results of {teacher or 'the model you use now'}; "
+                         "it searches several times faster on a computer without a graphics card.")
         self.name = QLineEdit(student_name(teacher))
         self.minutes = QSpinBox()
         self.minutes.setRange(1, 24 * 60)
@@ -65,11 +68,18 @@ class QtLaserPage(QWizardPage):
         self.loss_plot = QtCurvePlot("Training loss (1 - cosine to the teacher)")
         self.worker = None
         self.manifest = None
+        self.run_config = None  # the StudentConfig of the run started last
         form = QFormLayout()
         form.addRow("Model name", self.name)
         form.addRow("Stop after at most", self.minutes)
         form.addRow("Passes over the sentences", self.epochs)
         form.addRow("", self.activate)
+        advanced = QtAdvancedSection("Advanced: how it works")
+        advanced.note("A BiLSTM encoder of the LASER architecture (Artetxe and Schwenk, 2019), "
+                      "distilled from the active model: it learns to give the active model's "
+                      "vectors for your sentences (loss: 1 - cosine to them), and is registered "
+                      "as a LASER-family model.")
+        form.addRow(advanced)
         buttons = QHBoxLayout()
         buttons.addWidget(self.progress, 1)
         buttons.addWidget(self.train_button)
@@ -94,7 +104,6 @@ class QtLaserPage(QWizardPage):
 
     def start(self) -> None:
         from engine.models import check_name
-        from trainer.laser.student import train_and_register
 
         wizard = self.wizard()
         try:
@@ -109,7 +118,10 @@ class QtLaserPage(QWizardPage):
         self.progress.setRange(0, 0)
         self.status.setText(f"Preparing: reading the sentences for {name}...")
         self._set_running(True)
-        job = train_and_register(config, name, paths=wizard.paths, activate=self.activate.isChecked())
+        self.run_config = config
+        # in a child process: torch and the teacher never load into the window
+        job = ChildJob("trainer.laser.student:train_and_register", config, name, paths=wizard.paths,
+                       activate=self.activate.isChecked())
         self.worker = wizard.jobs.run(job, yielded=self._on_event, returned=self._on_returned,
                                       cancelled=self._on_cancelled, errored=self._on_error,
                                       done=self._on_done)
@@ -117,7 +129,7 @@ class QtLaserPage(QWizardPage):
 
     def cancel(self) -> None:
         if self.worker is not None:
-            self.status.setText("Stopping after this step...")
+            self.status.setText("Stopping...")
             self.worker.cancel()
 
     def _set_running(self, running: bool) -> None:
@@ -128,7 +140,7 @@ class QtLaserPage(QWizardPage):
 
     def _on_event(self, event) -> None:
         from trainer.events import TrainStep, TrainWarning
-        from trainer.laser.student import StudentStage, StudentStarted
+        from trainer.events import StudentStage, StudentStarted
 
         if isinstance(event, StudentStage):
             self.progress.setRange(0, max(1, event.total))
@@ -161,7 +173,16 @@ class QtLaserPage(QWizardPage):
             wizard.model_activation_requested.emit(manifest.name)
 
     def _on_cancelled(self) -> None:
-        self.status.setText("Cancelled. The last checkpoint stays in the run folder.")
+        """Says what a stop kept: the last checkpoint, or nothing (the run folder removed)."""
+        folder = Path(self.run_config.out_dir)
+        step = kept_step(folder)
+        if step is None:
+            shutil.rmtree(folder, ignore_errors=True)
+            self.status.setText("Stopped before the first checkpoint was saved: nothing was kept.")
+        else:
+            self.status.setText(f"Stopped. Kept: the checkpoint of step {step:,} in {folder} "
+                                f"(babelfind train-laser --out {self.name.text().strip()} --resume --run-dir '{folder}' "
+                                "continues from it).")
 
     def _on_error(self, error) -> None:
         if not isinstance(error, BabelfindError):

@@ -26,13 +26,13 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.gui.common.qt_theme import hint
+from app.gui.common.qt_theme import QtAdvancedSection, hint
 
 log = logging.getLogger(__name__)
 
 # Page ids: the two modes branch after the first page and meet again at the settings.
 MODE_PAGE, PAIRS_PAGE, CORPUS_PAGE, BASE_PAGE, HYPER_PAGE = range(5)
-ADVANCED_PAGE, DEVICE_PAGE, RUN_PAGE, RESULTS_PAGE, EXPORT_PAGE = range(5, 10)
+SUMMARY_PAGE, RUN_PAGE, RESULTS_PAGE, EXPORT_PAGE = range(5, 9)
 LASER_PAGE = 10  # the LASER branch: corpus -> this page (app.gui.training.qt_laser)
 MODE_LANGUAGES = "languages"
 MODE_SENTENCES = "sentences"
@@ -47,10 +47,11 @@ class QtModePage(QWizardPage):
     def __init__(self, active_model: str | None, languages: dict[str, int], parent=None):
         super().__init__(parent)
         self.setTitle("What should training improve?")
-        self.setSubTitle(f"Both start from the active model ({active_model or 'none'}).")
-        self.across = QRadioButton("Improve search across my languages")
-        self.within = QRadioButton("Adapt to my sentences (MixCSE, no labels needed)")
-        self.laser = QRadioButton("A fast LASER model distilled from the active one")
+        self.setSubTitle(f"Each makes a new model from the one you use now ({active_model or 'none'}), "
+                         "which stays as it is.")
+        self.across = QRadioButton("Find documents across my languages better")
+        self.within = QRadioButton("Fit the model to my documents")
+        self.laser = QRadioButton("A faster model for this computer")
         self.laser.setEnabled(active_model is not None)
         group = QButtonGroup(self)
         for button in (self.across, self.within, self.laser):
@@ -63,19 +64,25 @@ class QtModePage(QWizardPage):
         layout = QVBoxLayout(self)
         layout.addWidget(self.across)
         layout.addWidget(hint(
-            "Finds sentences in your documents that translate each other, lets you review them, "
-            "and teaches the model that translations belong together, so a question in one "
-            "language finds documents in the others. Needs documents in two or more languages; "
-            f"your library has passages in: {found}."))
+            "Babelfind finds sentences in your documents that translate each other and lets you "
+            "check them; the model then learns that translations mean the same, so a question in "
+            "one language finds documents in the others. Needs documents in two or more "
+            f"languages; yours are in: {found}."))
         layout.addWidget(self.within)
         layout.addWidget(hint(
-            "Learns from your own sentences without labels (MixCSE), so the model fits your "
-            "vocabulary and topics."))
+            "The model learns the words and topics of your own sentences; nothing needs labelling."))
         layout.addWidget(self.laser)
         layout.addWidget(hint(
-            "Trains a small LASER-style network (BiLSTM) on your sentences to give the active "
-            "model's vectors: searching and mining then run several times faster on a CPU, "
-            "at some cost in quality. About half an hour for 20,000 sentences."))
+            "Trains a small model to give the same results as the one you use now: searching and "
+            "finding translations then run several times faster on a computer without a graphics "
+            "card, at some cost in quality. About half an hour for 20,000 sentences."))
+        advanced = QtAdvancedSection("Advanced: how each one works")
+        advanced.note(
+            "Across languages: MixCSE contrastive training on translation pairs found by margin-based "
+            "mining (as in LASER), beside your sentences held near the base model. Fit: unsupervised "
+            "MixCSE (SimCSE's dropout views with mixed hard negatives; Zhang et al., 2022). Faster: a "
+            "BiLSTM encoder of the LASER architecture, distilled from the active model's vectors.")
+        layout.addWidget(advanced)
         layout.addStretch(1)
 
     def mode(self) -> str:

@@ -1,4 +1,4 @@
-"""The training wizard's set-up pages: corpus, base model, hyper-parameters, device.
+"""The training wizard's set-up pages: corpus, base model, how long to train.
 
 Each page reads and writes its part of the run through the wizard (`wizard().corpus`,
 `wizard().config()`); nothing here trains. Counting the corpus sentences runs
@@ -24,11 +24,12 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QSpinBox,
     QVBoxLayout,
+    QWidget,
     QWizardPage,
 )
 
 from app.gui.common import qt_files
-from app.gui.common.qt_theme import hint
+from app.gui.common.qt_theme import QtAdvancedSection, hint
 from app.gui.training import qt_modes as modes
 from trainer.config import FIELD_HELP, POOLINGS, TrainConfig
 
@@ -57,10 +58,10 @@ class QtCorpusPage(QWizardPage):
 
     def __init__(self, roots: list[str], parent=None):
         super().__init__(parent)
-        self.setTitle("Training sentences")
-        self.setSubTitle("MixCSE learns from your own sentences; no labels are needed.")
+        self.setTitle("Sentences to learn from")
+        self.setSubTitle("The model learns from sentences in your documents; nothing needs labelling.")
         self.use_files = QRadioButton("Files and folders")
-        self.use_collection = QRadioButton("An indexed collection")
+        self.use_collection = QRadioButton("A folder you have indexed")
         group = QButtonGroup(self)
         group.addButton(self.use_files)
         group.addButton(self.use_collection)
@@ -180,11 +181,12 @@ class QtBaseModelPage(QWizardPage):
     def __init__(self, models: list[str], parent=None, *, default: str | None = None):
         super().__init__(parent)
         self.setTitle("Model to start from")
-        self.setSubTitle("Training adapts an existing encoder to your sentences.")
+        self.setSubTitle("Training makes a new model from this one; the model you search with "
+                         "now stays as it is until you choose the new one.")
         self.choice = QComboBox()
         for name in models:
             self.choice.addItem(name, name)
-        self.choice.addItem("A transformers folder...", FOLDER_CHOICE)
+        self.choice.addItem("A model folder on this computer...", FOLDER_CHOICE)
         self.folder = QLineEdit()
         self.folder.setPlaceholderText("a folder with config.json, e.g. bert-base-uncased")
         browse = QPushButton("Browse...")
@@ -193,10 +195,14 @@ class QtBaseModelPage(QWizardPage):
         row.addWidget(self.folder, 1)
         row.addWidget(browse)
         layout = QFormLayout(self)
-        layout.addRow("Base model", self.choice)
+        layout.addRow("Start from", self.choice)
         layout.addRow("Folder", row)
-        layout.addRow("", hint("Registry models keep their prefixes and pooling; a plain BERT folder "
-                                "trains with CLS pooling and an MLP head, as in the paper."))
+        advanced = QtAdvancedSection()
+        advanced.note("An installed model keeps its text prefixes and pooling. A folder is a "
+                      "Hugging Face transformers model (BERT or XLM-R family, config.json "
+                      "inside); a plain BERT trains with [CLS] pooling and an MLP head, as in "
+                      "the MixCSE paper.")
+        layout.addRow(advanced)
         self.choice.currentIndexChanged.connect(self._changed)
         self.folder.textChanged.connect(self._changed)
         if default in models:  # the active model: what the user searches with today
@@ -229,69 +235,56 @@ class QtBaseModelPage(QWizardPage):
 
 
 class QtHyperPage(QWizardPage):
-    """The paper's hyper-parameters, each with one line on what it does."""
+    """How long to train, in plain words; the paper's settings (learning rate, batch,
+    lambda, tau, pooling) folded under Advanced, each with one line on what it does."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setTitle("Training settings")
-        self.setSubTitle("The defaults are the paper's; a short run needs only fewer steps.")
+        self.setTitle("How long to train")
+        self.setSubTitle("The usual settings suit most documents; a first try can stop early.")
+        self.epochs = QSpinBox(minimum=1, maximum=100, value=DEFAULTS.epochs)
+        self.epochs.setSuffix(" pass")
+        self.epochs.valueChanged.connect(lambda n: self.epochs.setSuffix(" pass" if n == 1 else " passes"))
+        self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, value=0, singleStep=100)
+        self.max_steps.setSpecialValueText("no limit: every pass")
+        self.max_steps.setSuffix(" steps")
+        self.problem = hint("")
+        form = QFormLayout(self)
+        form.addRow("Read your sentences", self.epochs)
+        form.addRow("", hint("Each pass shows the model every sentence once; one pass is usually enough."))
+        form.addRow("Stop early after", self.max_steps)
+        form.addRow("", hint("A step learns from one batch of sentences. A first try of a few hundred "
+                             "steps shows whether training helps your documents."))
+        self.advanced = QtAdvancedSection("Advanced: the training method's settings")
+        self._build_advanced(self.advanced.body)
+        form.addRow(self.advanced)
+        form.addRow(self.problem)
+
+    def _build_advanced(self, body: QWidget) -> None:
         self.lr = QDoubleSpinBox(decimals=6, minimum=1e-6, maximum=1e-2, singleStep=1e-5, value=DEFAULTS.lr)
         self.batch_size = QSpinBox(minimum=2, maximum=4096, value=DEFAULTS.batch_size)
         self.max_len = QSpinBox(minimum=8, maximum=512, value=DEFAULTS.max_len)
-        self.epochs = QSpinBox(minimum=1, maximum=100, value=DEFAULTS.epochs)
-        self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, value=0)
-        self.max_steps.setSpecialValueText("all of the epochs")
         self.eval_steps = QSpinBox(minimum=1, maximum=1_000_000, value=DEFAULTS.eval_steps)
-        self.problem = hint("")
-        form = QFormLayout(self)
-        for label, widget, field in (
-            ("Learning rate", self.lr, "lr"), ("Batch size", self.batch_size, "batch_size"),
-            ("Max tokens", self.max_len, "max_len"), ("Epochs", self.epochs, "epochs"),
-            ("Stop after steps", self.max_steps, "max_steps"), ("Evaluate every", self.eval_steps, "eval_steps"),
-        ):
-            form.addRow(label, widget)
-            form.addRow("", hint(field_help(field)))
-        form.addRow(self.problem)
-
-    def validatePage(self) -> bool:
-        from trainer.pairs import held_out_count
-
-        wizard = self.wizard()
-        needed = 2 * self.batch_size.value()
-        if wizard.across_languages():
-            ticked = len(wizard.pairs_page.accepted())
-            have = ticked - held_out_count(ticked, DEFAULTS.pair_holdout)
-            what = f"{ticked:,} ticked pairs ({have:,} after the held-out ones) are"
-        else:
-            have = wizard.corpus.stats.kept if wizard.corpus is not None else needed
-            what = f"{have:,} sentences are"
-        if have < needed:
-            self.problem.setText(f"{what} too few for batches of {self.batch_size.value()}: "
-                                 f"training needs at least {needed:,}. Lower the batch size or "
-                                 "add documents.")
-            return False
-        self.problem.setText("")
-        return True
-
-
-class QtAdvancedPage(QWizardPage):
-    """MixCSE's lambda and tau, and the pooling."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setTitle("Advanced")
-        self.setSubTitle("Leave these as they are unless you are reproducing an experiment.")
         self.simcse = QCheckBox("Plain SimCSE (no mixed negatives)")
         self.lam = QDoubleSpinBox(decimals=2, minimum=0.01, maximum=0.99, singleStep=0.05, value=DEFAULTS.lam)
         self.tau = QDoubleSpinBox(decimals=3, minimum=0.001, maximum=1.0, singleStep=0.01, value=DEFAULTS.tau)
         self.pooling = QComboBox()
         self.pooling.addItems(POOLINGS)
         self.simcse.toggled.connect(lambda on: self.lam.setEnabled(not on))
-        form = QFormLayout(self)
+        form = QFormLayout(body)
+        form.setContentsMargins(12, 0, 0, 0)
+        form.addRow("", hint("MixCSE (Zhang et al., 2022): contrastive learning with mixed hard "
+                             "negatives; the defaults are the paper's."))
+        for label, widget, field in (
+            ("Learning rate", self.lr, "lr"), ("Batch size", self.batch_size, "batch_size"),
+            ("Max tokens", self.max_len, "max_len"), ("Evaluate every (steps)", self.eval_steps, "eval_steps"),
+        ):
+            form.addRow(label, widget)
+            form.addRow("", hint(field_help(field)))
         form.addRow("", self.simcse)
-        form.addRow("Lambda", self.lam)
+        form.addRow("Lambda (λ)", self.lam)
         form.addRow("", hint(field_help("lam")))
-        form.addRow("Tau", self.tau)
+        form.addRow("Tau (τ)", self.tau)
         form.addRow("", hint(field_help("tau")))
         form.addRow("Pooling", self.pooling)
         form.addRow("", hint(field_help("pooling") + " Auto: the mean for e5-style models, [CLS] for BERT."))
@@ -299,43 +292,23 @@ class QtAdvancedPage(QWizardPage):
     def lam_value(self) -> float | None:
         return None if self.simcse.isChecked() else round(self.lam.value(), 4)
 
+    def validatePage(self) -> bool:
+        from trainer.pairs import PairFilter, load_pairs
 
-class QtDevicePage(QWizardPage):
-    """Where to train, from what `trainer.mixcse.train.available_devices()` found."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setTitle("Device")
-        self.setSubTitle("A GPU trains many times faster; the CPU works for small runs.")
-        self.group = QButtonGroup(self)
-        self.layout_ = QVBoxLayout(self)
-        self.detected = hint("")
-        self.layout_.addWidget(self.detected)
-
-    def initializePage(self) -> None:
-        if self.group.buttons():
-            return
-        from trainer.mixcse.train import available_devices
-
-        found = available_devices()
-        choices = [("auto", "Automatic: " + found[0][1])] + [(d, text) for d, text in found]
-        for value, text in choices:
-            button = QRadioButton(text)
-            button.setProperty("device", value)
-            self.group.addButton(button)
-            self.layout_.addWidget(button)
-        self.group.buttons()[0].setChecked(True)
-        gpus = sum(1 for d, _ in found if d == "cuda")
-        self.detected.setText(f"Detected {gpus} GPU(s) and the CPU." if gpus
-                              else "Detected no GPU; training runs on the CPU.")
-        self.layout_.addStretch(1)
-
-    def choose(self, device: str) -> None:
-        for button in self.group.buttons():
-            if button.property("device") == device:
-                button.setChecked(True)
-                return
-
-    def device(self) -> str:
-        button = self.group.checkedButton()
-        return button.property("device") if button is not None else "auto"
+        wizard = self.wizard()
+        needed = 2 * self.batch_size.value()
+        if wizard.across_languages():  # read as training will read them
+            stats = load_pairs([wizard.pairs_page.pairs_file()], PairFilter.of(DEFAULTS), DEFAULTS.seed,
+                               holdout=DEFAULTS.pair_holdout, min_pairs=0).stats
+            have = stats.trained
+            what = f"{stats.kept:,} ticked pairs ({have:,} after the held-out ones) are"
+        else:
+            have = wizard.corpus.stats.kept if wizard.corpus is not None else needed
+            what = f"{have:,} sentences are"
+        if have < needed:
+            self.problem.setText(f"{what} too few for batches of {self.batch_size.value()} "
+                                 f"(Advanced): training needs at least {needed:,}. Lower the batch "
+                                 "size or add documents.")
+            return False
+        self.problem.setText("")
+        return True

@@ -1,15 +1,21 @@
-"""The training wizard's last pages: run (live curves, ETA, cancel), results, export.
+"""The training wizard's last pages: run (live curves, time left, stop), results, export.
 
-The run page drives `trainer.mixcse.train.train()` in the wizard's worker; the results page
-shows the held-out pairs' or sentences' scores and, with STS data, scores the base and
-the best checkpoint with `trainer.mixcse.finish.sts_scores`; the export page
-calls `trainer.mixcse.finish.finish_training` and, when asked, the window's model switch.
+Each runs its trainer call in a child process (app.gui.common.child_job), so that torch
+and the model never load into the window: the run page `trainer.mixcse.train.train()`; the
+results page shows the held-out pairs' or sentences' scores and, with STS data, scores
+the base and the best checkpoint (`trainer.mixcse.finish.sts_before_and_after`); the
+export page `trainer.mixcse.finish.finish_training` and, when asked, the window's model
+switch.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
+import time
 from pathlib import Path
+
+from PySide6.QtCore import QTimer
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -26,8 +32,10 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.gui.common.child_job import ChildJob
 from app.gui.common.qt_plots import QtCurvePlot
 from app.gui.common.qt_theme import hint
+from app.gui.common.texts import duration_text
 from app.gui.training.qt_scores import (
     SEPARATION_HELP,
     QtRunFolder,
@@ -47,8 +55,10 @@ log = logging.getLogger(__name__)
 
 
 class QtRunPage(QWizardPage):
-    """Trains with live loss and dev curves; going Back or closing cancels the run, and a
-    cancelled run can be resumed from its last checkpoint."""
+    """Trains in a child process (app.gui.common.child_job) with live loss and dev curves:
+    from the first second it says what it is doing, the step, the sentences seen and the
+    time left (the summary's measure until the first steps, then theirs). Going Back or
+    closing stops the run; Stop says what was kept, and a kept checkpoint can be resumed."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -56,12 +66,16 @@ class QtRunPage(QWizardPage):
         self.worker = None
         self.run_config = None  # the TrainConfig of the run on this page
         self._cancelled = False
+        self._started_at: float | None = None  # monotonic time the run was started
+        self._training_text = ""  # what the status says once steps run
+        self._left: tuple[float, float] | None = None  # (seconds left, at monotonic time)
         self.status = hint("")
         self.progress = QProgressBar()
+        self.steps = QLabel("")
         self.eta = QLabel("")
         self.loss_plot = QtCurvePlot("Training loss")
         self.dev_plot = QtCurvePlot("STS-B dev (Spearman x 100)", min_span=2.0)
-        self.cancel_button = QPushButton("Cancel training")
+        self.cancel_button = QPushButton("Stop training")
         self.run_folder = QtRunFolder()
         self.cancel_button.clicked.connect(self.cancel)
         self.resume_button = QPushButton("Resume training")
@@ -70,6 +84,8 @@ class QtRunPage(QWizardPage):
         self.resume_button.hide()
         self.metric_help = hint("")
         self.messages = hint("")
+        self.clock = QTimer(self, interval=1000)
+        self.clock.timeout.connect(self._tick)
         row = QHBoxLayout()
         row.addWidget(self.progress, 1)
         row.addWidget(self.eta)
@@ -81,6 +97,7 @@ class QtRunPage(QWizardPage):
         layout = QVBoxLayout(self)
         layout.addWidget(self.status)
         layout.addLayout(row)
+        layout.addWidget(self.steps)
         layout.addLayout(plots, 1)
         layout.addWidget(self.metric_help)
         layout.addWidget(self.messages)
@@ -91,8 +108,8 @@ class QtRunPage(QWizardPage):
         wizard.finished, wizard.scores = None, None
         self.loss_plot.clear()
         self.dev_plot.clear()
-        self.messages.setText("")
-        self.metric_help.setText("")
+        for label in (self.messages, self.metric_help, self.steps, self.eta):
+            label.setText("")
         self.run_folder.show_folder(None)
         self.resume_button.hide()
         self.progress.setRange(0, 0)
@@ -101,31 +118,36 @@ class QtRunPage(QWizardPage):
         except BabelfindError as e:
             self.status.setText(str(e))
             return
-        self.status.setText(f"Preparing {self.run_config.base}...")
-        self._start(resume=False)
+        estimate = wizard.summary_page.estimate
+        self._start(resume=False, left=estimate.seconds if estimate is not None else None)
 
     def resume(self) -> None:
-        """Continues the cancelled run from its last checkpoint (same folder, same settings)."""
+        """Continues the stopped run from its last checkpoint (same folder, same settings)."""
         if self.worker is not None or self.run_config is None:
             return
         self.resume_button.hide()
-        self.status.setText("Resuming from the last checkpoint...")
-        self._start(resume=True)
+        self._start(resume=True, left=None)
 
-    def _start(self, *, resume: bool) -> None:
-        from trainer.mixcse.train import train
-
+    def _start(self, *, resume: bool, left: float | None) -> None:
         wizard = self.wizard()
         self._cancelled = False
+        self._started_at = time.monotonic()
+        self._left = None if left is None else (left, self._started_at)
+        self.status.setText("Resuming from the last checkpoint: starting the training tools..." if resume
+                            else "Starting the training tools...")
         self.cancel_button.setEnabled(True)
-        job = train(self.run_config, resume=resume, corpus=wizard.corpus, paths=wizard.paths, db_url=wizard.db_url)
+        job = ChildJob("trainer.mixcse.train:train", self.run_config, resume=resume, corpus=wizard.corpus,
+                       paths=wizard.paths, db_url=wizard.db_url)
         self.worker = wizard.jobs.run(job, yielded=self._on_event, returned=self._on_returned,
                                       cancelled=self._on_cancelled, errored=self._on_error, done=self._on_done)
+        self.clock.start()
+        self._tick()
         self.completeChanged.emit()
 
     def cancel(self) -> None:
         if self.worker is not None:
-            self.status.setText("Stopping after this step...")
+            self.status.setText("Stopping...")
+            self.cancel_button.setEnabled(False)
             self.worker.cancel()
 
     def running(self) -> bool:
@@ -133,41 +155,64 @@ class QtRunPage(QWizardPage):
 
     def cleanupPage(self) -> None:  # Back from this page: stop the run, ignore its last signals
         worker, self.worker = self.worker, None
+        self.clock.stop()
         if worker is not None:
             for signal in (worker.yielded, worker.returned, worker.cancelled, worker.errored):
                 signal.disconnect()
             worker.cancel()
             worker.wait()
+            self._tell_what_was_kept()
         self.cancel_button.setEnabled(False)
         self.resume_button.hide()
 
-    def _on_event(self, event) -> None:
-        from trainer.events import TrainEval, TrainStarted, TrainStep, TrainWarning
+    def _tick(self) -> None:
+        """Every second: the time spent, and the time left counting down between steps."""
+        if self._started_at is None:
+            return
+        spent = duration_text(time.monotonic() - self._started_at)
+        if self._left is None:
+            self.eta.setText(f"{spent} so far")
+            return
+        seconds, at = self._left
+        left = max(0.0, seconds - (time.monotonic() - at))
+        measured = "" if self.loss_plot.points() else " (estimated)"
+        self.eta.setText(f"{spent} so far, {eta_text(left) or 'about 0 s left'}{measured}")
 
-        if isinstance(event, TrainStarted):
-            c = event.config
-            self.progress.setRange(0, event.total_steps)
-            self.progress.setValue(event.start_step)
-            if event.start_step:  # resumed: the steps after the checkpoint are done again
-                for plot in (self.loss_plot, self.dev_plot):
-                    _keep_points_up_to(plot, event.start_step)
-            self.run_folder.show_folder(c.out_dir)
-            self.dev_plot.title = dev_title(event.metric)
-            self.dev_plot.update()
-            self.metric_help.setText(SEPARATION_HELP if event.metric == SENTENCE_METRIC else "")
-            self.status.setText(f"Training {Path(c.base).name} ({c.pooling}) on {event.device}: "
-                                f"{event.total_steps:,} steps of {c.batch_size} sentences, "
-                                f"{data_text(event)}"
-                                + (f", resumed at step {event.start_step:,}." if event.start_step else "."))
+    def _on_event(self, event) -> None:
+        from trainer.events import TrainEval, TrainPreparing, TrainStarted, TrainStep, TrainWarning
+
+        if isinstance(event, TrainPreparing):
+            self.status.setText(f"{event.stage}...")
+        elif isinstance(event, TrainStarted):
+            self._on_started(event)
         elif isinstance(event, TrainStep):
             self.progress.setValue(event.step)
             self.loss_plot.add_point(event.step, event.loss)
-            self.eta.setText(f"step {event.step:,} / {event.total:,}, {eta_text(event.eta_s)}")
+            self._left = (event.eta_s, time.monotonic())
+            self.steps.setText(step_text(event, self.run_config.batch_size, self.wizard().across_languages()))
+            self.status.setText(self._training_text)
+            self._tick()
         elif isinstance(event, TrainEval):
             self.dev_plot.title = dev_title(event.metric)
             self.dev_plot.add_point(event.step, event.score)
         elif isinstance(event, TrainWarning):
             self.messages.setText(event.message)
+
+    def _on_started(self, event) -> None:
+        c = event.config
+        self.progress.setRange(0, event.total_steps)
+        self.progress.setValue(event.start_step)
+        if event.start_step:  # resumed: the steps after the checkpoint are done again
+            for plot in (self.loss_plot, self.dev_plot):
+                _keep_points_up_to(plot, event.start_step)
+        self.run_folder.show_folder(c.out_dir)
+        self.dev_plot.title = dev_title(event.metric)
+        self.dev_plot.update()
+        self.metric_help.setText(SEPARATION_HELP if event.metric == SENTENCE_METRIC else "")
+        self._training_text = (f"Training {Path(c.base).name} on {device_text(event.device)}: "
+                               f"{event.total_steps:,} steps of {c.batch_size}, from {data_text(event)}"
+                               + (f", resumed at step {event.start_step:,}." if event.start_step else "."))
+        self.status.setText(self._training_text)
 
     def _on_returned(self, last) -> None:
         from trainer.events import TrainFinished
@@ -176,11 +221,10 @@ class QtRunPage(QWizardPage):
             self.wizard().finished = last
             dev = "" if last.best_score is None else f", {last.metric} {last.best_score:.2f}"
             self.status.setText(f"Done: {last.steps:,} steps; the best checkpoint is step {last.best_step:,}{dev}.")
-            self.eta.setText("")
+            self._left = None
 
     def _on_cancelled(self) -> None:
         self._cancelled = True
-        self.status.setText("Cancelled. The last checkpoint stays in the run folder.")
 
     def _on_error(self, error) -> None:
         if not isinstance(error, BabelfindError):
@@ -191,28 +235,55 @@ class QtRunPage(QWizardPage):
         if worker is not self.worker:
             return  # a run left with Back; a newer one may be running
         self.worker = None
+        self.clock.stop()
+        self._tick()
         self.cancel_button.setEnabled(False)
         if self.progress.maximum() == 0:
             self.progress.setRange(0, 1)
-        step = self._checkpoint_step() if self._cancelled else None
-        if step is not None:
-            self.status.setText(f"Cancelled. Resume continues from the checkpoint of step {step:,} "
-                                "in the run folder.")
-            self.resume_button.show()
+        if self._cancelled:
+            self._tell_what_was_kept()
         self.completeChanged.emit()
 
-    def _checkpoint_step(self) -> int | None:
-        """The step of the run's last complete checkpoint; None before the first one."""
-        from trainer.checkpoint import latest_checkpoint
-
-        try:
-            last = latest_checkpoint(Path(self.run_config.out_dir))
-        except BabelfindError:
-            return None
-        return None if last is None else int(last.name.removeprefix("step-"))
+    def _tell_what_was_kept(self) -> None:
+        """After a stop: the checkpoint resume would continue from, or (none written yet)
+        that nothing was kept, the run folder being removed."""
+        folder = Path(self.run_config.out_dir)
+        step = kept_step(folder)
+        self.eta.setText("")
+        if step is None:
+            shutil.rmtree(folder, ignore_errors=True)
+            self.run_folder.show_folder(None)
+            self.status.setText("Stopped before the first checkpoint was saved: nothing was kept. "
+                                "Start again with Back, then Start training.")
+            return
+        self.status.setText(f"Stopped. Kept: the checkpoint of step {step:,} in the run folder; "
+                            "Resume continues from there.")
+        self.resume_button.show()
 
     def isComplete(self) -> bool:
         return self.worker is None and self.wizard().finished is not None
+
+
+def kept_step(folder: Path) -> int | None:
+    """The step of the run folder's last complete checkpoint; None when it has none."""
+    from trainer.run_folder import checkpoint_step, latest_checkpoint
+
+    try:
+        last = latest_checkpoint(folder)
+    except BabelfindError:
+        return None
+    return None if last is None else checkpoint_step(last)
+
+
+def step_text(event, batch_size: int, pairs: bool) -> str:
+    """Example: "Step 3 of 300  ·  192 of 19,200 sentences seen"."""
+    seen = event.seen or event.step * batch_size
+    what = "translation pairs" if pairs else "sentences"
+    return f"Step {event.step:,} of {event.total:,}  ·  {seen:,} of {event.total * batch_size:,} {what} seen"
+
+
+def device_text(device: str) -> str:
+    return "the graphics card" if device.startswith("cuda") else "this computer's processor"
 
 
 def _keep_points_up_to(plot: QtCurvePlot, step: int) -> None:
@@ -253,24 +324,12 @@ class QtResultsPage(QWizardPage):
                                 "No STS data was found and there were too few sentences to hold "
                                 "some out, so the model is not scored; it can still be exported.")
             return
-        finished, sts_dir = wizard.finished, Path(wizard.sts_dir)
-
-        def score(progress):
-            from trainer.mixcse.finish import sts_scores
-            from trainer.mixcse.model import resolve_base_model
-
-            config = finished.config
-            progress("the base model")
-            base = resolve_base_model(config.base, wizard.paths).path
-            before = sts_scores(base, config.pooling, config.text_prefix, sts_dir)
-            progress("the trained model")
-            after = sts_scores(Path(finished.best_checkpoint) / "model", config.pooling, config.text_prefix, sts_dir)
-            return {"before": before, "after": after}
-
         self._scoring = True
         self.status.setText("Scoring on STS...")
-        wizard.jobs.run_callback(score, yielded=lambda what: self.status.setText(f"Scoring {what} on STS..."),
-                                 returned=self._show, errored=self._on_error, done=self._on_done)
+        job = ChildJob("trainer.mixcse.finish:sts_before_and_after", wizard.finished, Path(wizard.sts_dir),
+                       wizard.paths)
+        wizard.jobs.run(job, yielded=lambda what: self.status.setText(f"Scoring {what} on STS..."),
+                        returned=self._show, errored=self._on_error, done=self._on_done)
 
     def _add_rows(self, rows) -> None:
         start = self.table.rowCount()
@@ -335,8 +394,7 @@ class QtExportPage(QWizardPage):
         self._exporting = False
 
     def initializePage(self) -> None:
-        config = self.wizard().finished.config
-        self.name.setText(f"{Path(config.base).name}-{'simcse' if config.lam is None else 'mixcse'}")
+        self.name.setText(self.wizard().summary_page.model_name())  # chosen before training
         self.progress.setValue(0)
 
     def export(self) -> None:
@@ -349,18 +407,14 @@ class QtExportPage(QWizardPage):
         finished, scores, activate = wizard.finished, wizard.scores or {}, self.activate.isChecked()
         sts_dir = Path(wizard.sts_dir) if wizard.sts_dir and scores else None
 
-        def export(progress):
-            from trainer.mixcse.finish import finish_training
-
-            return finish_training(finished, name, sts_dir=sts_dir, sts_before=scores.get("before"),
-                                   sts_after=scores.get("after"), activate=activate, paths=wizard.paths,
-                                   progress=lambda fraction, message: progress((fraction, message)))
-
+        job = ChildJob("trainer.mixcse.finish:finish_training", finished, name, sts_dir=sts_dir,
+                       sts_before=scores.get("before"), sts_after=scores.get("after"), activate=activate,
+                       paths=wizard.paths, progress="progress")
         self._exporting = True
         self.export_button.setEnabled(False)
         self.completeChanged.emit()
-        wizard.jobs.run_callback(export, yielded=self._on_progress, returned=self._on_registered,
-                                 errored=lambda e: self.status.setText(f"Export failed: {e}"), done=self._on_done)
+        wizard.jobs.run(job, yielded=self._on_progress, returned=self._on_registered,
+                        errored=lambda e: self.status.setText(f"Export failed: {e}"), done=self._on_done)
 
     def _on_progress(self, event) -> None:
         fraction, message = event

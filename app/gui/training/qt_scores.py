@@ -47,7 +47,7 @@ def data_text(started) -> str:
     """What the run learns from, for the status line."""
     parts = []
     if started.pairs is not None:
-        parts.append(f"{started.pairs.kept - started.pairs.held_out:,} translation pairs")
+        parts.append(f"{started.pairs.trained:,} translation pairs")
     if started.corpus is not None:
         parts.append(f"{started.corpus.kept:,} sentences")
     return " and ".join(parts)

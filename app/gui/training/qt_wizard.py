@@ -5,14 +5,19 @@
     >>> wizard.show()
 
 Mode -> (across languages: translation pairs mined from the library, reviewed) or
-(within them: corpus -> base model) -> settings -> advanced (lambda, tau) -> device -> run
-(live loss and dev curves, ETA, cancel) -> results (held-out translations and/or STS
-before/after, alignment/uniformity) -> export and, when the user asks, activate, with
+(within them: corpus -> base model) -> how long (the method's settings under Advanced) ->
+summary (what, on what, the new model's name, where, the time measured on this computer,
+the disk; nothing runs before Start) -> run (what it does from the first second, steps,
+sentences seen, time left, live curves, Stop that says what was kept) -> results (held-out
+translations and/or STS before/after) -> export and, when the user asks, activate, with
 the previous model one click away. A third mode distils the active model into a fast LASER
 model: corpus -> one page that trains, registers and optionally activates it (qt_laser).
-Training is `trainer.mixcse.train.train()` in a QtWorker; the results and the export are
-`trainer.mixcse.finish` calls in workers too; activation asks the window to re-encode through
-its job queue (the same path as Settings > Use this model).
+
+Every call into the trainer (the measure, training, scoring, export, the LASER student)
+runs in a child process (app.gui.common.child_job) driven by a QtWorker: torch and the
+model never load into the window, so its memory is back to its idle size once the wizard
+closes. Activation asks the window to re-encode through its job queue (the same path as
+Settings > Use this model).
 """
 
 from __future__ import annotations
@@ -30,8 +35,9 @@ from app.gui.common.qt_worker import QtWorker
 from app.gui.training import qt_modes as modes
 from app.gui.training.qt_laser import QtLaserPage
 from app.gui.training.qt_modes import QtModePage, QtPairsPage
-from app.gui.training.qt_pages import QtAdvancedPage, QtBaseModelPage, QtCorpusPage, QtDevicePage, QtHyperPage
+from app.gui.training.qt_pages import QtBaseModelPage, QtCorpusPage, QtHyperPage
 from app.gui.training.qt_results import QtExportPage, QtResultsPage, QtRunPage
+from app.gui.training.qt_summary import QtSummaryPage
 
 log = logging.getLogger(__name__)
 
@@ -136,16 +142,15 @@ class QtTrainWizard(QWizard):
         self.base_page = QtBaseModelPage([m.name for m in list_models(self.paths)],
                                          default=self.previous_model)
         self.hyper_page = QtHyperPage()
-        self.advanced_page = QtAdvancedPage()
-        self.device_page = QtDevicePage()
+        self.summary_page = QtSummaryPage()
         self.run_page = QtRunPage()
         self.results_page = QtResultsPage()
         self.export_page = QtExportPage()
         self.laser_page = QtLaserPage(self.previous_model)
         for page_id, page in ((modes.MODE_PAGE, self.mode_page), (modes.PAIRS_PAGE, self.pairs_page),
                               (modes.CORPUS_PAGE, self.corpus_page), (modes.BASE_PAGE, self.base_page),
-                              (modes.HYPER_PAGE, self.hyper_page), (modes.ADVANCED_PAGE, self.advanced_page),
-                              (modes.DEVICE_PAGE, self.device_page), (modes.RUN_PAGE, self.run_page),
+                              (modes.HYPER_PAGE, self.hyper_page), (modes.SUMMARY_PAGE, self.summary_page),
+                              (modes.RUN_PAGE, self.run_page),
                               (modes.RESULTS_PAGE, self.results_page), (modes.EXPORT_PAGE, self.export_page),
                               (modes.LASER_PAGE, self.laser_page)):
             self.setPage(page_id, page)
@@ -153,12 +158,13 @@ class QtTrainWizard(QWizard):
     def across_languages(self) -> bool:
         return self.mode_page.mode() == modes.MODE_LANGUAGES
 
-    def config(self):
-        """The `TrainConfig` the pages describe (the run folder is new for every run)."""
+    def config(self, device: str | None = None):
+        """The `TrainConfig` the pages describe (the run folder is new for every run);
+        `device` overrides the summary page's choice."""
         from trainer.config import TrainConfig
         from trainer.corpus import ALL_INDEXED
 
-        hyper, advanced = self.hyper_page, self.advanced_page
+        hyper = self.hyper_page
         stamp = time.strftime("%Y%m%d-%H%M%S")
         if self.across_languages():
             # The documents the pairs came from train beside them, held near the base
@@ -170,15 +176,15 @@ class QtTrainWizard(QWizard):
             data = dict(base=self.base_page.base(), corpus=source.paths, collection=source.collection)
         return TrainConfig(
             **data, out_dir=self.paths.home / "training" / f"run-{stamp}",
-            lam=advanced.lam_value(), tau=round(advanced.tau.value(), 4), lr=hyper.lr.value(),
+            lam=hyper.lam_value(), tau=round(hyper.tau.value(), 4), lr=hyper.lr.value(),
             batch_size=hyper.batch_size.value(), max_len=hyper.max_len.value(), epochs=hyper.epochs.value(),
             max_steps=hyper.max_steps.value() or None, eval_steps=hyper.eval_steps.value(),
-            pooling=advanced.pooling.currentText(), device=self.device_page.device(),
+            pooling=hyper.pooling.currentText(), device=device or self.summary_page.chosen_device(),
             sts_dir=str(self.sts_dir) if self.sts_dir else None,
         )
 
     def shutdown(self) -> None:
-        """Cancels training (the last checkpoint stays) and waits for every worker."""
+        """Stops training (the last checkpoint stays) and waits for every worker and its process."""
         self.jobs.shutdown()
 
     def done(self, result: int) -> None:

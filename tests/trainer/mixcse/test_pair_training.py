@@ -10,7 +10,7 @@ import pytest
 
 from engine.errors import InputError
 from engine.mining.bitext_io import write_pairs
-from train_helpers import tiny_config, tiny_training_inputs, tiny_translations
+from train_helpers import many_to_one_translations, tiny_config, tiny_training_inputs, tiny_translations, training_events
 from trainer.mixcse.pair_eval import evaluate_pairs, same_language_bias
 from trainer.pairs import PairFilter, held_out_count, load_pairs
 from trainer.mixcse.train import TrainEval, TrainFinished, TrainStarted, TrainStep, train
@@ -93,7 +93,7 @@ def test_pairs_in_one_language_show_no_bias():
 
 def test_training_on_pairs_lowers_the_held_out_retrieval_error(tmp_path, model):
     write_pairs(tmp_path / "pairs.tmx", tiny_translations(240), src_lang="xx", tgt_lang="yy")
-    events = list(train(pair_config(model, tmp_path / "pairs.tmx", tmp_path / "run")))
+    events = training_events(train(pair_config(model, tmp_path / "pairs.tmx", tmp_path / "run")))
     started = events[0]
     assert isinstance(started, TrainStarted) and started.corpus is None
     assert started.pairs.kept == 240 and started.pairs.held_out == 36
@@ -117,11 +117,11 @@ def test_pairs_and_a_corpus_train_together(tmp_path, model):
                          one_per_line=True, batch_size=8, max_steps=4, eval_steps=4,
                          pair_holdout=0.0)
     assert config.loss_weights == (1.0, 1.0)
-    events = list(train(config))
+    events = training_events(train(config))
     assert events[0].corpus.kept == 48 and events[0].pairs.kept == 64
     losses = [e.loss for e in events if isinstance(e, TrainStep)]
     assert len(losses) == 4 and all(math.isfinite(x) for x in losses)
-    pairs_only = list(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "alone",
+    pairs_only = training_events(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "alone",
                                         batch_size=8, max_steps=4, pair_holdout=0.0)))
     # two contrastive terms per step: the corpus's dropout views add their own loss
     assert losses[0] > [e.loss for e in pairs_only if isinstance(e, TrainStep)][0]
@@ -135,9 +135,9 @@ def test_a_cancelled_pair_run_resumes_where_it_stopped(tmp_path, model):
         if isinstance(event, TrainStep) and event.step == 3:
             break
     run.close()  # cancel: the step-2 checkpoint stays
-    resumed = list(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "run", **settings),
+    resumed = training_events(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "run", **settings),
                          resume=True))
-    straight = list(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "straight",
+    straight = training_events(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "straight",
                                       **settings)))
     assert resumed[0].start_step == 2
     steps = [e for e in resumed if isinstance(e, TrainStep)]
@@ -155,9 +155,9 @@ def test_a_resumed_pair_run_keeps_its_base_scores_and_finishes_as_an_uninterrupt
         if isinstance(event, TrainStep) and event.step == 5:
             break
     run.close()  # cancelled after the step-3 evaluation; the step-4 checkpoint stays
-    resumed = list(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "run", **settings),
+    resumed = training_events(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "run", **settings),
                          resume=True))
-    straight = list(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "straight",
+    straight = training_events(train(pair_config(model, tmp_path / "pairs.tsv", tmp_path / "straight",
                                       **settings)))
     assert resumed[0].start_step == 4 and resumed[0].metric == "held-out translation retrieval"
     # the held-out pairs are the same ones: the base is not scored again
@@ -181,4 +181,34 @@ def test_a_resume_with_other_pairs_is_refused(tmp_path, model):
     run.close()
     write_pairs(tmp_path / "pairs.tsv", tiny_translations(96, seed=9))  # the file changed
     with pytest.raises(InputError, match="changed since the checkpoint"):
-        list(train(config, resume=True))
+        training_events(train(config, resume=True))
+
+
+def test_a_many_to_one_file_trains_on_every_pair_and_no_step_repeats_a_sentence(tmp_path, model, monkeypatch):
+    """`babelfind train --pairs` on a translation memory: 30 sentences in 8 languages."""
+    from trainer.mixcse import train as train_module
+
+    write_pairs(tmp_path / "memory.tmx", many_to_one_translations(30, 8), src_lang="xx", tgt_lang="en")
+    steps: list[list[str]] = []
+    local_views = train_module._Run.local_views
+
+    def recorded(run, step):
+        epoch, views = local_views(run, step)
+        left, right = views[0]
+        steps.append(left + right)
+        return epoch, views
+
+    monkeypatch.setattr(train_module._Run, "local_views", recorded)
+    config = pair_config(model, tmp_path / "memory.tmx", tmp_path / "run", batch_size=8, max_steps=12,
+                         epochs=2, eval_steps=6, pair_holdout=0.1)
+    events = training_events(train(config))
+    started = events[0]
+    # 240 pairs kept; 15 meanings (the held-out minimum, at most half) out, one pair of each scored
+    assert started.pairs.kept == 240 and started.pairs.held_out == 15 and started.pairs.set_aside == 15 * 7
+    # each batch takes one pair of a meaning at most: with 15 meanings and batches of 8 the
+    # last batch of an epoch may stay unfilled
+    assert started.pairs.trained == 120 and started.steps_per_epoch in (120 // 8 - 1, 120 // 8)
+    assert len(steps) == 12
+    for sentences in steps:
+        assert len(sentences) == len(set(sentences)), "two pairs of one step share a sentence"
+    assert isinstance(events[-1], TrainFinished) and events[-1].held_out["base"]["pairs"] == 15

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from train_helpers import tiny_config, tiny_training_inputs
+from train_helpers import tiny_config, tiny_training_inputs, training_events
 from trainer.mixcse.model import SentenceModel
 from trainer.mixcse.sentence_eval import dropout_views, evaluate_sentences, score_views
 from trainer.mixcse.train import SENTENCE_METRIC, TrainEval, TrainFinished, TrainStarted, TrainStep, train
@@ -80,7 +80,7 @@ def big_corpus(tmp_path):
 def test_without_sts_data_held_out_sentences_score_the_run(tmp_path, big_corpus):
     model, corpus = big_corpus
     config = tiny_config(model, corpus, tmp_path / "run", max_steps=12, eval_steps=6, epochs=5)
-    events = list(train(config))
+    events = training_events(train(config))
     started = events[0]
     assert isinstance(started, TrainStarted) and started.metric == SENTENCE_METRIC
     assert started.corpus.kept == 240 and started.steps_per_epoch == 216 // 8  # 24 held out
@@ -103,8 +103,8 @@ def test_without_sts_data_held_out_sentences_score_the_run(tmp_path, big_corpus)
 def test_scoring_does_not_change_what_training_does(tmp_path, big_corpus):
     model, corpus = big_corpus
     settings = dict(max_steps=6, epochs=5)
-    scored = list(train(tiny_config(model, corpus, tmp_path / "a", eval_steps=2, **settings)))
-    unscored = list(train(tiny_config(model, corpus, tmp_path / "b", eval_steps=100, **settings)))
+    scored = training_events(train(tiny_config(model, corpus, tmp_path / "a", eval_steps=2, **settings)))
+    unscored = training_events(train(tiny_config(model, corpus, tmp_path / "b", eval_steps=100, **settings)))
     assert len([e for e in scored if isinstance(e, TrainEval)]) == 4
     losses = [[e.loss for e in run if isinstance(e, TrainStep)] for run in (scored, unscored)]
     assert losses[0] == losses[1]
@@ -112,7 +112,7 @@ def test_scoring_does_not_change_what_training_does(tmp_path, big_corpus):
 
 def test_a_small_corpus_or_sts_data_leaves_every_sentence_to_training(tmp_path):
     model, corpus = tiny_training_inputs(tmp_path, sentences=32)
-    events = list(train(tiny_config(model, corpus, tmp_path / "run", max_steps=2)))
+    events = training_events(train(tiny_config(model, corpus, tmp_path / "run", max_steps=2)))
     assert events[0].metric is None and events[0].corpus.kept == 32
     assert not [e for e in events if isinstance(e, TrainEval)]
     assert events[-1].held_out_sentences is None and events[-1].best_score is None
@@ -126,8 +126,8 @@ def test_a_resumed_run_compares_with_the_same_base(tmp_path, big_corpus):
         if isinstance(event, TrainStep) and event.step == 5:
             break
     run.close()
-    resumed = list(train(tiny_config(model, corpus, tmp_path / "run", **settings), resume=True))
-    straight = list(train(tiny_config(model, corpus, tmp_path / "straight", **settings)))
+    resumed = training_events(train(tiny_config(model, corpus, tmp_path / "run", **settings), resume=True))
+    straight = training_events(train(tiny_config(model, corpus, tmp_path / "straight", **settings)))
     assert resumed[0].start_step == 4
     assert [e.step for e in resumed if isinstance(e, TrainEval)] == [6]  # no second base score
     last = [[e.sentences for e in run if isinstance(e, TrainEval)][-1] for run in (resumed, straight)]

@@ -17,7 +17,7 @@ import torch
 from safetensors.torch import load_file
 
 from engine.errors import InputError
-from train_helpers import tiny_config, tiny_training_inputs
+from train_helpers import tiny_config, tiny_training_inputs, training_events
 from trainer.mixcse import train as train_module
 from trainer.config import TrainConfig
 from trainer.mixcse.model import SentenceModel
@@ -33,7 +33,7 @@ def inputs(tmp_path):
 
 
 def _run(config, **kwargs) -> list:
-    return list(train(config, **kwargs))
+    return training_events(train(config, **kwargs))
 
 
 def _losses(events) -> list[float]:

@@ -10,6 +10,7 @@ from helpers import count_query_parses
 
 from app.gui.search import qt_main_window
 from app.gui.search.qt_results_view import MATCH_LABELS
+from app.gui.search.qt_search_bar import query_help_html
 from engine.query import QUERY_HELP
 
 CORPUS = {
@@ -30,7 +31,7 @@ def test_preview_marks_whole_words_with_identifiers_intact(qtbot, window, tmp_pa
 
 def test_help_popover_and_syntax_errors_are_hints(qtbot, window, tmp_path):
     drop_and_wait(qtbot, window, [write_files(tmp_path / "c", CORPUS)])
-    assert window.search_bar.help_action.toolTip() == QUERY_HELP
+    assert window.search_bar.help_action.toolTip() == query_help_html(QUERY_HELP)
     window.search_bar.show_help()  # must not raise offscreen
     type_query(qtbot, window, "paint lang:xx")
     assert "unknown language" in window.search_bar.count_label.text()
@@ -47,7 +48,7 @@ def test_language_facet_counts_every_match_not_only_those_shown(qtbot, window, t
     type_query(qtbot, window, "Innsbruck")
     combo = window.search_bar.language
     labels = {combo.itemData(i): combo.itemText(i) for i in range(combo.count())}
-    assert labels == {"": "All languages (8)", "de": "German · de (5)", "en": "English · en (3)"}
+    assert labels == {"": "All languages", "de": "German · de (5)", "en": "English · en (3)"}
     assert window.search_bar.count_label.text().startswith("2 of 8 documents")
     combo.setCurrentIndex(combo.findData("en"))
     assert window.results_model.rowCount() == 2
@@ -76,3 +77,18 @@ def test_a_results_tooltip_says_why_it_stands_where_it_does(qtbot, window, tmp_p
     type_query(qtbot, window, "red paint")
     tip = window.results_model.data(window.results_model.index(0), Qt.ItemDataRole.ToolTipRole)
     assert "why: cosine" in tip and "keywords" in tip and "score" in tip
+
+
+def test_the_help_popover_lines_its_columns_up_in_a_table(qtbot):
+    """A tooltip's proportional font cannot align the plain text's spaces: each syntax line
+    is a row of a two-column table, and no word of the help is lost."""
+    from PySide6.QtGui import QTextDocument, QTextTable
+
+    document = QTextDocument()
+    document.setHtml(query_help_html(QUERY_HELP))
+    tables = [frame for frame in document.rootFrame().childFrames() if isinstance(frame, QTextTable)]
+    syntax_lines = [line for line in QUERY_HELP.splitlines() if line.startswith("  ") and line[2] != " "]
+    assert len(tables) == 1 and tables[0].columns() == 2 and tables[0].rows() == len(syntax_lines)
+    first_column = [tables[0].cellAt(row, 0).firstCursorPosition().block().text() for row in range(tables[0].rows())]
+    assert first_column[:3] == ["words", '"exact phrase"', '-word -"a b"']
+    assert document.toPlainText().split() == QUERY_HELP.split()

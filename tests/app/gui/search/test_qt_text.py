@@ -10,20 +10,24 @@ from engine.query import parse_query
 
 
 def test_progress_text_shows_counts_rate_and_eta():
-    assert progress_text(IndexProgress(3, 10, 42, 1.5, 4.7)) == (
-        "3 / 10 files  ·  42 passages  ·  1.5 files/s  ·  about 5 s left"
+    assert progress_text(IndexProgress(3, 10, 42, 21.5, 4.7)) == (
+        "3 / 10 files  ·  42 passages  ·  22 passages/s  ·  about 5 s left"
+    )
+    # passages encoded count before they are stored: a large file's count moves
+    assert progress_text(IndexProgress(3, 10, 42, 1.5, 90, encoded=300)) == (
+        "3 / 10 files  ·  300 passages  ·  1.5 passages/s  ·  about 1 min 30 s left"
     )
     # no rate or ETA yet: only what is known
     assert progress_text(IndexProgress(0, 1200, 0, 0.0, None)) == (
         "0 / 1,200 files  ·  0 passages  ·  estimating the time left"
     )
     # the last event claims no time left: there is none
-    assert progress_text(IndexProgress(80, 80, 900, 4.0, 0.0)) == "80 / 80 files  ·  900 passages  ·  4.0 files/s"
+    assert progress_text(IndexProgress(80, 80, 900, 4.0, 0.0)) == "80 / 80 files  ·  900 passages  ·  4.0 passages/s"
 
 
 def test_model_switch_progress_counts_passages_not_files():
     event = IndexProgress(512, 1525, 512, 40.0, 25.3, "re-encoding with other", unit="passages")
-    assert progress_text(event) == "512 / 1,525 passages  ·  40.0 passages/s  ·  about 25 s left"
+    assert progress_text(event) == "512 / 1,525 passages  ·  40 passages/s  ·  about 25 s left"
 
 
 def test_duration_text_picks_readable_units():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gui_helpers import drop_and_wait, type_query, write_files
+from gui_helpers import drop_and_wait, listed_rows, type_query, write_files
 from PySide6.QtCore import Qt
 from search_corpora import HONEY_DOCS
 
@@ -14,21 +14,10 @@ from app.gui.search.qt_results_view import MATCH_LABELS
 from app.gui.search.qt_search_bar import result_count_text
 
 
-def rows(window) -> list[tuple[str, bool]]:
-    """(file name or heading, weak) per row as the view shows them."""
-    model = window.results.model()
-    out = []
-    for row in range(model.rowCount()):
-        index = model.index(row, 0)
-        hit = index.data(QtResultsModel.HitRole)
-        out.append((Path(hit.path).name if hit else index.data(), bool(index.data(QtResultsModel.WeakRole))))
-    return out
-
-
 def test_weaker_matches_follow_a_heading_and_are_counted_apart(qtbot, window, tmp_path):
     drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
     type_query(qtbot, window, "honey bees nectar")
-    shown = rows(window)
+    shown = listed_rows(window)
     assert shown[0] == ("bees.txt", False)
     assert shown[1] == (QtResultsModel.SEPARATOR_TEXT, True)
     assert ("wasps.txt", True) in shown[2:] and all(weak for _, weak in shown[1:])
@@ -52,23 +41,11 @@ def test_the_cursor_steps_over_the_heading(qtbot, window, tmp_path):
     assert Path(window.results.current_hit().path).name == "bees.txt"
 
 
-def test_other_orders_hide_the_heading_and_keep_every_result(qtbot, window, tmp_path):
-    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
-    type_query(qtbot, window, "honey bees nectar")
-    relevance = rows(window)
-    window.results_pane.sort.setCurrentText("Name")
-    by_name = rows(window)
-    assert QtResultsModel.SEPARATOR_TEXT not in [name for name, _ in by_name]
-    assert sorted(by_name) == sorted(r for r in relevance if r[0] != QtResultsModel.SEPARATOR_TEXT)
-    window.results_pane.sort.setCurrentText("Relevance")
-    assert rows(window) == relevance
-
-
 def test_only_strong_matches_show_no_heading(qtbot, window, tmp_path):
     drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
     type_query(qtbot, window, "Vladivostok steppe")
-    assert rows(window)[0] == ("trains.txt", False)
-    assert QtResultsModel.SEPARATOR_TEXT not in [name for name, _ in rows(window)]
+    assert listed_rows(window)[0] == ("trains.txt", False)
+    assert QtResultsModel.SEPARATOR_TEXT not in [name for name, _ in listed_rows(window)]
 
 
 def test_count_text():
@@ -82,7 +59,7 @@ def test_count_text():
 def test_a_nonsense_query_says_no_documents_match(qtbot, window, tmp_path):
     drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
     type_query(qtbot, window, "qwzx vlorp bnarf")
-    shown = rows(window)
+    shown = listed_rows(window)
     assert window.search_bar.count_label.text().startswith("No documents match")
     # dense retrieval still returns the nearest passages: all under the heading
     assert shown[0] == (QtResultsModel.SEPARATOR_TEXT, True) and all(weak for _, weak in shown)

@@ -186,7 +186,7 @@ def test_a_cancelled_pair_run_resumes_from_its_last_checkpoint(qtbot, library):
     if wizard.finished is not None:
         pytest.skip("the run finished before the cancel reached it")
     assert run.resume_button.isVisible() and not run.isComplete()
-    assert "Resume continues from the checkpoint of step" in run.status.text()
+    assert run.status.text().startswith("Stopped. Kept: the checkpoint of step ") and "Resume continues" in run.status.text()
     cancelled_at = max(x for x, _ in run.loss_plot.points())
 
     qtbot.mouseClick(run.resume_button, Qt.MouseButton.LeftButton)

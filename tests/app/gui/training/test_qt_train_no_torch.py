@@ -25,3 +25,13 @@ def test_wizard_without_torch_shows_how_to_install(qtbot, window, no_training):
     assert INSTALL_HINT in box.text() and "Training needs torch and transformers" in box.text()
     assert "train" not in window.tool_windows  # no half-made wizard left behind
     box.close()
+
+
+def test_the_bundles_train_menu_says_training_needs_the_source_install(qtbot, window, no_training, monkeypatch):
+    """pip cannot change the desktop bundle: it names the source install and its command."""
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert open_train_wizard(window) is None
+    text = window.training_unavailable.text()
+    assert "Training is not part of the desktop bundle" in text and INSTALL_HINT not in text
+    assert "pip install -c requirements.lock '.[train]'" in text and "babelfind-gui" in text
+    window.training_unavailable.close()

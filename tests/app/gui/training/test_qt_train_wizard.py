@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gui_helpers import next_page
+from gui_helpers import next_page, start_tiny_run_on_cpu
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel, QWizard
 
@@ -47,28 +47,17 @@ def set_up_run(qtbot, wizard, model, corpus, *, max_steps: int) -> None:
     hyper.batch_size.setValue(40)
     next_page(qtbot, wizard)  # 64 sentences are too few for batches of 40
     assert wizard.currentPage() is hyper and "training needs at least 80" in hyper.problem.text()
-    hyper.lr.setValue(1e-3)
-    hyper.batch_size.setValue(8)
-    hyper.max_len.setValue(16)
-    hyper.max_steps.setValue(max_steps)
-    hyper.eval_steps.setValue(2)
-    next_page(qtbot, wizard)
-    advanced = wizard.advanced_page
-    assert advanced.lam.value() == pytest.approx(0.2) and advanced.tau.value() == pytest.approx(0.05)
-    next_page(qtbot, wizard)
-    device = wizard.device_page
-    assert "CPU" in device.group.buttons()[-1].text()
-    device.choose("cpu")
-    next_page(qtbot, wizard)
-    assert wizard.currentPage() is wizard.run_page
+    assert hyper.lam.value() == pytest.approx(0.2) and hyper.tau.value() == pytest.approx(0.05)
+    start_tiny_run_on_cpu(qtbot, wizard, lr=1e-3, batch_size=8, max_len=16, max_steps=max_steps, eval_steps=2)
 
 
-def test_wizard_trains_scores_exports_registers_and_activates(qtbot, library, inputs, monkeypatch):
+def test_wizard_trains_scores_exports_registers_and_activates(qtbot, library, inputs):
     model, corpus, sts = inputs
     window = QtMainWindow(library, QSettings())
     qtbot.addWidget(window)
     try:
         wizard = open_train_wizard(window, sts_dir=sts)
+        wizard.summary_page.name.setText("tiny-wizard")
         set_up_run(qtbot, wizard, model, corpus, max_steps=4)
         run = wizard.run_page
         qtbot.waitUntil(run.isComplete, timeout=TRAIN_TIMEOUT_MS)
@@ -88,11 +77,8 @@ def test_wizard_trains_scores_exports_registers_and_activates(qtbot, library, in
 
         next_page(qtbot, wizard)
         export = wizard.export_page
-        assert export.name.text() == "tiny-bert-mixcse"
-        export.name.setText("tiny-wizard")
+        assert export.name.text() == "tiny-wizard"  # the name given on the summary, before training
         export.activate.setChecked(True)
-        # the results page scored both models already; export must not score them again
-        monkeypatch.setattr("trainer.mixcse.finish.sts_scores", lambda *a: pytest.fail("scored twice"))
         with qtbot.waitSignal(wizard.model_activation_requested, timeout=TRAIN_TIMEOUT_MS) as asked:
             qtbot.mouseClick(export.export_button, Qt.MouseButton.LeftButton)
         assert asked.args == ["tiny-wizard"]
@@ -124,7 +110,7 @@ def test_cancel_during_training_leaves_no_thread_and_no_result(qtbot, library, i
     qtbot.waitUntil(lambda: len(run.loss_plot.points()) >= 1, timeout=TRAIN_TIMEOUT_MS)
     qtbot.mouseClick(run.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not run.running(), timeout=TRAIN_TIMEOUT_MS)
-    assert run.status.text().startswith("Cancelled")
+    assert run.status.text().startswith("Stopped")
     assert wizard.finished is None and not run.isComplete()
     assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
     assert not running_workers()
@@ -186,7 +172,7 @@ def test_back_during_training_stops_it_and_a_new_run_can_start(qtbot, library, i
     run = wizard.run_page
     qtbot.waitUntil(lambda: len(run.loss_plot.points()) >= 1, timeout=TRAIN_TIMEOUT_MS)
     qtbot.mouseClick(wizard.button(QWizard.WizardButton.BackButton), Qt.MouseButton.LeftButton)
-    assert wizard.currentPage() is wizard.device_page and not running_workers()
+    assert wizard.currentPage() is wizard.summary_page and not running_workers()
     wizard.hyper_page.max_steps.setValue(2)
     next_page(qtbot, wizard)
     qtbot.waitUntil(run.isComplete, timeout=TRAIN_TIMEOUT_MS)
@@ -203,7 +189,7 @@ def _results_text(qtbot, wizard) -> str:
 def test_settings_hints_come_from_the_trainer_config_help(qtbot, library):
     wizard = QtTrainWizard(library, sts_dir=None)
     qtbot.addWidget(wizard)
-    texts = {label.text() for page in (wizard.hyper_page, wizard.advanced_page) for label in page.findChildren(QLabel)}
-    for field in ("lr", "batch_size", "max_len", "epochs", "max_steps", "eval_steps", "lam", "tau"):
+    texts = {label.text() for label in wizard.hyper_page.findChildren(QLabel)}
+    for field in ("lr", "batch_size", "max_len", "eval_steps", "lam", "tau"):  # under Advanced
         assert field_help(field) in texts
     assert field_help("lam").startswith("Share of the positive") and field_help("lr").endswith(".")

@@ -1,0 +1,87 @@
+"""How fast an indexing run goes and how long it has left, measured in passages encoded.
+
+    >>> pace = Throughput(clock=time.monotonic)
+    >>> pace.plan("pdf", 2_400_000)              # each file to read, by kind and size
+    >>> pace.read("pdf", 2_400_000, passages=900)  # extracted: its passages wait for vectors
+    >>> pace.encoded(256)                        # after each encoder call
+    >>> pace.rate(), pace.seconds_left()         # passages/s, and None until a rate is known
+
+Files say little about the work they hold: one manual has more passages than a folder of
+READMEs, so a rate in files per second promised "about 58 s left" at 74 of 200 files of a
+run that took 11 minutes. Encoding is most of the work and is done per passage, so the
+rate is passages encoded per second of the run, and the work left is the passages still
+to encode: those extracted and waiting for their vectors, and those the files not read
+yet will hold, estimated from their size at the passages per byte seen so far for their
+kind of file (a PDF holds less text per byte than a text file), or over every kind
+before one of theirs was read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+# Bytes of a kind read before its own passages-per-byte is trusted over the overall one.
+MIN_BYTES_FOR_KIND = 64 * 1024
+
+
+@dataclass
+class Throughput:
+    clock: Callable[[], float] = time.monotonic
+    started: float | None = None  # set by the first call that sees the clock
+    passages_encoded: int = 0
+    passages_waiting: int = 0  # extracted, not encoded yet
+    _bytes_left: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # kind -> bytes not read
+    _bytes_read: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # of extracted files
+    _passages_read: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def __post_init__(self) -> None:
+        if self.started is None:
+            self.started = self.clock()
+
+    def plan(self, kind: str, size: int) -> None:
+        """A file of this kind (extension) and size will be read."""
+        self._bytes_left[kind] += size
+
+    def read(self, kind: str, size: int, passages: int) -> None:
+        """A planned file was extracted into `passages` passages, which now wait for vectors."""
+        self.passed(kind, size)
+        self._bytes_read[kind] += size
+        self._passages_read[kind] += passages
+        self.passages_waiting += passages
+
+    def passed(self, kind: str, size: int) -> None:
+        """A planned file needs no encoding after all (unchanged, skipped, unreadable)."""
+        self._bytes_left[kind] = max(0, self._bytes_left[kind] - size)
+
+    def encoded(self, passages: int) -> None:
+        self.passages_encoded += passages
+        self.passages_waiting = max(0, self.passages_waiting - passages)
+
+    def rate(self) -> float:
+        """Passages encoded per second since the run began; 0 before the first."""
+        return self.passages_encoded / max(self.clock() - self.started, 1e-6)
+
+    def passages_left(self) -> float | None:
+        """Passages still to encode (the unread files' estimated); None before any file was read."""
+        overall = _ratio(sum(self._passages_read.values()), sum(self._bytes_read.values()))
+        if overall is None:
+            return None if any(self._bytes_left.values()) else float(self.passages_waiting)
+        unread = 0.0
+        for kind, size in self._bytes_left.items():
+            own = self._bytes_read[kind] >= MIN_BYTES_FOR_KIND
+            unread += size * (_ratio(self._passages_read[kind], self._bytes_read[kind]) if own else overall)
+        return self.passages_waiting + unread
+
+    def seconds_left(self) -> float | None:
+        """The passages left at this run's rate; None until both are known."""
+        rate, left = self.rate(), self.passages_left()
+        if self.passages_encoded == 0 or left is None:
+            return None
+        return left / rate
+
+
+def _ratio(passages: int, size: int) -> float | None:
+    return passages / size if size > 0 else None
