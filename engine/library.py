@@ -126,6 +126,7 @@ class Library:
                     encoder.name, encoder.dim, "active")
         if encoder is None:
             encoder = _load_encoder(generation.model_name, paths, defer_encoder)
+        _convert_earlier_vectors(store, paths, lock, timeout=lock_timeout, on_wait=on_busy)
         keywords = KeywordIndex.open(store, generation, paths.indexes)
         live = LiveIndex.open(store, generation, paths.indexes, keywords=keywords)
         return cls(paths, store, live, encoder, db_url, config, lock=lock,
@@ -442,6 +443,24 @@ class Library:
     def _check_model(self) -> None:
         if self.encoder.name != self.live.generation.model_name:
             raise ModelMismatchError(self.live.generation.model_name, self.encoder.name)
+
+
+def _convert_earlier_vectors(store: Store, paths: DataPaths, lock: WriteLock, **wait) -> None:
+    """Libraries of earlier versions stored float32 vectors beside a float32 FAISS index;
+    each generation's are rewritten as float16 in one transaction (a crash leaves them
+    all as they were, or all converted), then its FAISS file is dropped, so the index is
+    rebuilt from them as 8-bit codes on open (an earlier-format file would be anyway).
+    Once per library; a check of one row when there is nothing to do."""
+    generations = [g for g in (store.generation("active"), store.generation("building"))
+                   if g is not None and store.has_earlier_vectors(g.id, g.dim)]
+    if not generations:
+        return
+    with lock.hold("converting the stored vectors to float16", **wait):
+        for generation in generations:
+            converted = store.convert_vectors(generation.id, generation.dim)
+            if converted:  # 0: another process converted them while this one waited
+                log.info("generation %d: %d stored vectors converted to float16", generation.id, converted)
+                LiveIndex.file_for(paths.indexes, generation.id).unlink(missing_ok=True)
 
 
 def _load_encoder(name: str | None, paths: DataPaths, defer: bool = False) -> Encoder:

@@ -26,7 +26,6 @@ import numpy as np
 
 from engine.search_config import SearchConfig, meaning_floor
 from engine.store import Store
-from engine.store.search_queries import vectors_of
 
 if TYPE_CHECKING:
     from engine.index.live_index import LiveIndex
@@ -130,8 +129,7 @@ def _sample(store: Store, live: LiveIndex) -> tuple[np.ndarray, np.ndarray]:
     ids = live.index.ids()
     if len(ids) > SAMPLE_SIZE:  # a fixed seed: the same collection always gives the same floor
         ids = np.sort(np.random.default_rng(0).choice(ids, SAMPLE_SIZE, replace=False))
-    ids, vectors = vectors_of(store, live.generation.id, live.generation.dim, ids.tolist())
-    ids = np.asarray(ids, np.int64)
+    ids, vectors = live.vectors(ids)  # as search compares them (LiveIndex.searchable)
     with _samples_lock:
         _samples[live] = (live.generation.id, size, ids, vectors)
     return ids, vectors

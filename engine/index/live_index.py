@@ -16,6 +16,13 @@ save stamps both with the same version. The passages' hubness penalties
 (engine.index.hubness) ride along the same way in a side file beside the FAISS file; they
 need the generation's model once (to encode the reference queries), so `ensure_hubness`
 makes them on first use by a caller that has the model loaded, never at open.
+
+Full-precision vectors stay in the store (float16, engine.store.vector_blobs); above a few
+thousand passages FAISS holds 8-bit codes, and its candidates are re-scored with the
+stored vectors, read on demand (`StoredVectors`), so a search process keeps only the
+codes in memory. Every vector search compares passes through `searchable`: those FAISS
+is given (`apply`, and rebuilds through `StoredVectors.batches`) and those re-scoring
+reads (`StoredVectors.get`), so a correction of the stored vectors is made in one place.
 """
 
 from __future__ import annotations
@@ -31,19 +38,50 @@ import numpy as np
 
 from engine.index.hubness import HubnessConfig, HubnessPenalties, QueryEncoder, reference_vectors
 from engine.index.keyword_index import KeywordIndex
-from engine.store import GenerationInfo, Store
-from engine.store.search_queries import vectors_of
+from engine.index.vector_config import VectorIndexConfig
 from engine.index.vector_file import read_trailer
 from engine.index.vectors import VectorIndex
-from engine.index.vector_config import VectorIndexConfig
+from engine.store import GenerationInfo, Store
+from engine.store.search_queries import vectors_of
+from engine.store.vector_blobs import as_stored
 
 log = logging.getLogger(__name__)
+
+
+class StoredVectors:
+    """A generation's full-precision vectors, read from the store on demand and made
+    `searchable`: the `ExactVectors` of a library's VectorIndex. The store writes them
+    itself, before `LiveIndex.apply`, so `add` and `remove` have nothing to do."""
+
+    def __init__(self, store: Store, generation: GenerationInfo, searchable):
+        self.store, self.generation, self.searchable = store, generation, searchable
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        pass
+
+    def remove(self, ids: np.ndarray) -> None:
+        pass
+
+    def get(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found, vectors = vectors_of(self.store, self.generation.id, self.generation.dim, ids.tolist())
+        order = np.argsort(found)
+        found, vectors = found[order], vectors[order]
+        wanted = ids[np.isin(ids, found, assume_unique=True)]  # in the order asked
+        rows = np.searchsorted(found, wanted)
+        return wanted, self.searchable(wanted, vectors[rows])
+
+    def batches(self):
+        for ids, vectors in self.store.iter_vectors(self.generation.id, self.generation.dim):
+            yield ids, self.searchable(ids, vectors)
+
+    def __len__(self) -> int:
+        return self.store.count_vectors(self.generation.id)
 
 
 class LiveIndex:
     """A generation's vectors in FAISS; `apply` after each database commit."""
 
-    def __init__(self, store: Store, generation: GenerationInfo, folder: Path, index: VectorIndex,
+    def __init__(self, store: Store, generation: GenerationInfo, folder: Path, index: VectorIndex | None,
                  config: VectorIndexConfig, keywords: KeywordIndex | None = None,
                  hubness_config: HubnessConfig | None = HubnessConfig()):
         self.store = store
@@ -73,18 +111,33 @@ class LiveIndex:
         """
         config = config or VectorIndexConfig()
         folder.mkdir(parents=True, exist_ok=True)
-        path = cls.file_for(folder, generation.id)
-        index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim)
-        live = cls(store, generation, folder, index, config, keywords, hubness_config) if index is not None else None
-        if live is None:
-            # `generation.version` was read before the vectors: if a writer commits while
-            # they are read, the file's stamp is older than the database and is redone.
-            log.info("rebuilding the vector index of generation %d from stored vectors", generation.id)
-            live = cls(store, generation, folder, cls._rebuild(store, generation, config), config, keywords,
-                       hubness_config)
+        live = cls(store, generation, folder, None, config, keywords, hubness_config)
+        live.index, rebuilt = live._opened_index(generation)
+        if rebuilt:
             live.save()
         live._load_hubness()
         return live
+
+    def _opened_index(self, generation: GenerationInfo) -> tuple[VectorIndex, bool]:
+        """(`generation`'s index from its file, or rebuilt from the stored vectors, True if
+        rebuilt). The file is redone when it is missing, damaged, of an earlier format, or
+        older than the database: `generation.version` was read before the vectors, so a
+        writer committing while they are read leaves a stamp older than the database."""
+        exact = StoredVectors(self.store, generation, self.searchable)
+        index = VectorIndex.load(self.file_for(self.folder, generation.id), expected_generation=generation.version,
+                                 dim=generation.dim, config=self.config, exact=exact)
+        if index is not None:
+            return index, False
+        log.info("rebuilding the vector index of generation %d from stored vectors", generation.id)
+        return VectorIndex.build_from(generation.dim, exact, config=self.config), True
+
+    def searchable(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """`vectors` (float32 [n, dim], as stored) of the passages `ids`, as search compares
+        them: everything FAISS is given and every vector re-scoring reads comes through
+        here. Today the stored vectors re-normalised (float16 rounding moves a unit
+        vector's norm by up to ~1e-4, and a passage should match itself with cosine 1)."""
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
+        return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
 
     def stale(self) -> GenerationInfo | None:
         """The database's newer state of this generation when another writer changed it."""
@@ -100,12 +153,14 @@ class LiveIndex:
             return False
         log.info("generation %d changed in another process (version %d -> %d); reloading",
                  current.id, self.version, current.version)
-        fresh = LiveIndex.open(self.store, current, self.folder, self.config, hubness_config=None)
+        index, rebuilt = self._opened_index(current)
         with self._hubness_lock:
-            self.index, self.generation, self.version = fresh.index, current, fresh.version
+            self.index, self.generation, self.version = index, current, current.version
             self.hubness = None  # the other process's side file, or a rebuild on next use
             self._load_hubness()
         self._dirty = False
+        if rebuilt:
+            self.save()
         return True
 
     # -- hubness penalties (engine/index/hubness.py) -----------------------------------
@@ -140,7 +195,7 @@ class LiveIndex:
             reference = self._hubness_reference or reference_vectors(encoder)
             log.info("measuring the hubness penalties of generation %d", self.generation.id)
             penalties = HubnessPenalties(*reference, self.hubness_config)
-            for ids, vectors in self.store.iter_vectors(self.generation.id, self.generation.dim):
+            for ids, vectors in StoredVectors(self.store, self.generation, self.searchable).batches():
                 penalties.add(ids, vectors)
             penalties.save(self.hubness_file_for(self.folder, self.generation.id), self.version)
             self.hubness, self._hubness_reference = penalties, reference
@@ -155,25 +210,20 @@ class LiveIndex:
     def file_for(folder: Path, generation_id: int) -> Path:
         return folder / f"generation-{generation_id}.faiss"
 
-    @staticmethod
-    def _rebuild(store: Store, generation: GenerationInfo, config: VectorIndexConfig) -> VectorIndex:
-        parts = list(store.iter_vectors(generation.id, generation.dim))
-        if not parts:
-            return VectorIndex(generation.dim, config=config)
-        ids = np.concatenate([p[0] for p in parts])
-        vectors = np.concatenate([p[1] for p in parts])
-        return VectorIndex.build(generation.dim, ids, vectors, config=config)
-
     def apply(self, removed: Sequence[int], added: Sequence[int], vectors: np.ndarray | None) -> None:
         """Mirrors a committed change: drop `removed` ids, then add `added` with `vectors`.
 
         The caller holds the library's write lock, so the database's version right after
-        its commit is the one this index now holds.
+        its commit is the one this index now holds. `vectors` are the encoder's; the
+        index gets them as the store gives them back, made `searchable`.
         """
+        added = np.asarray(added, dtype=np.int64)
+        if len(added):
+            vectors = self.searchable(added, as_stored(vectors))
         if len(removed):
             self.index.remove(np.asarray(removed, dtype=np.int64))
         if len(added):
-            self.index.add(np.asarray(added, dtype=np.int64), vectors)
+            self.index.add(added, vectors)
         with self._hubness_lock:
             if self.hubness is not None:  # otherwise measured from the stored vectors when needed
                 self.hubness.remove(np.asarray(removed, dtype=np.int64))
@@ -214,25 +264,16 @@ class LiveIndex:
         if self._dirty and time.monotonic() - self._last_save >= every_s:
             self.save()
 
-    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.index.search(queries, k)
+    def search(self, queries: np.ndarray, k: int, *,
+               candidate_filter: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k by cosine (VectorIndex.search: codes, then re-scored from the store)."""
+        return self.index.search(queries, k, candidate_filter=candidate_filter)
 
     def vectors(self, ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(ids int64 [n], vectors float32 [n, dim]) of those of `ids` that have a vector, sorted.
-
-        From memory; an id the index does not hold (another process added it and this
-        one has not caught up yet) is looked up in the database, so the answer is what
-        the stored vectors say either way.
-        """
-        wanted = np.unique(np.asarray(ids, np.int64))
-        found, vectors = self.index.vectors(wanted)
-        if len(found) < len(wanted):
-            missing = np.setdiff1d(wanted, found, assume_unique=True)
-            stored_ids, stored = vectors_of(self.store, self.generation.id, self.generation.dim, missing.tolist())
-            found, vectors = np.concatenate([found, stored_ids]), np.concatenate([vectors, stored])
-            order = np.argsort(found, kind="stable")
-            found, vectors = found[order], vectors[order]
-        return found, vectors
+        """(ids int64 [n], vectors float32 [n, dim]) of those of `ids` that have a vector,
+        sorted: the stored vectors, made `searchable` (so also passages another process
+        added that this index has not caught up with yet)."""
+        return self.index.vectors(np.unique(np.asarray(ids, np.int64)))
 
     def __len__(self) -> int:
         return len(self.index)

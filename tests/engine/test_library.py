@@ -208,8 +208,10 @@ def test_switch_model_keeps_answering_until_done(library, monkeypatch, tmp_path)
 def test_vectors_in_faiss_equal_the_stored_ones(library, tmp_path):
     finish(library.index_paths([write_corpus(tmp_path / "corpus")]))
     generation = library.live.generation
-    ids, vectors = next(library.store.iter_vectors(generation.id, generation.dim))
-    scores, found = library.live.search(vectors[:1], 1)
+    ids, stored = next(library.store.iter_vectors(generation.id, generation.dim))
+    found, vectors = library.live.vectors(ids[:1])  # stored as float16, read as unit rows
+    np.testing.assert_allclose(vectors, stored[:1], atol=1e-3)
+    scores, found = library.live.search(vectors, 1)
     assert found[0, 0] == ids[0] and np.isclose(scores[0, 0], 1.0, atol=1e-5)
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from engine.index import vector_file
 from engine.errors import InputError
+from engine.index.exact_vectors import HeldVectors
 from engine.index.vectors import VectorIndex, gpu_available
 from engine.index.vector_config import VectorIndexConfig
 
@@ -231,10 +232,11 @@ def test_ivf_is_retrained_when_it_has_grown():
 def test_save_load_round_trip(tmp_path, config):
     rng = np.random.default_rng(10)
     vectors, ids = _sphere(rng, 2_000), rng.choice(10**12, 2_000, replace=False).astype(np.int64)
-    index = VectorIndex.build(DIM, ids, vectors, config=config)
+    held = HeldVectors(DIM)  # the full-precision vectors, which the file does not hold
+    index = VectorIndex.build(DIM, ids, vectors, config=config, exact=held)
     path = tmp_path / "vectors.faiss"
     index.save(path, generation=42)
-    loaded = VectorIndex.load(path, expected_generation=42, dim=DIM, config=config)
+    loaded = VectorIndex.load(path, expected_generation=42, dim=DIM, config=config, exact=held)
     assert loaded is not None and loaded.kind == index.kind and len(loaded) == 2_000
     np.testing.assert_array_equal(loaded.ids(), np.sort(ids))
     queries = _sphere(rng, 5)
