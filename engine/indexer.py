@@ -57,6 +57,9 @@ class IndexerConfig:
     drop_junk: bool = True
     # The FAISS file is rewritten at most this often during a run, and always at the end.
     save_every_s: float = 30.0
+    # Nice increment of the thread that runs a library job (engine.priority): 10 keeps the
+    # desktop and the window's searches responsive; 0 runs at the process's priority.
+    nice: int = 10
     # Unpacked size, pages and seconds one document may cost (zip bombs, page bombs).
     limits: ExtractLimits = field(default_factory=ExtractLimits)
 

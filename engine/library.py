@@ -39,6 +39,7 @@ from engine.indexer import Indexer, IndexerConfig
 from engine.index.keyword_index import KeywordIndex
 from engine.index.live_index import LiveIndex
 from engine.langid import detect_language
+from engine.priority import lower_thread_priority
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
 from engine.query import ParsedQuery, parse_query, with_filters
@@ -52,6 +53,7 @@ from engine.store.urls import mask_url, sqlite_file
 log = logging.getLogger(__name__)
 
 REENCODE_BATCH = 256  # passages per encoder call when switching models
+INDEX_PRIORITIES = {"low": IndexerConfig.nice, "normal": 0}  # settings "index_priority"
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,7 @@ class Library:
         """
         paths = paths or data_paths()
         db_url = db_url or paths.db_url
+        config = config or indexer_config(paths)
         refuse_lost_database(db_url, paths.indexes)
         store = Store.open(db_url)
         lock = WriteLock(paths.home / WRITE_LOCK_FILE)
@@ -140,7 +143,9 @@ class Library:
     # -- writing: one process at a time ---------------------------------------------
 
     def _writing(self, activity: str, body: Callable[[], Iterator[IndexEvent]]) -> Iterator[IndexEvent]:
-        """Runs the generator `body()` holding the write lock, after waiting for it."""
+        """Runs the generator `body()` holding the write lock, after waiting for it, in the
+        iterating thread lowered by config.nice (engine.priority)."""
+        lower_thread_priority(self.config.nice)
         for holder in self.lock.wait_steps(activity, self.lock_timeout):
             yield IndexProgress(0, 0, 0, 0.0, None, waiting=waiting_message(holder))
         try:
@@ -443,6 +448,20 @@ class Library:
     def _check_model(self) -> None:
         if self.encoder.name != self.live.generation.model_name:
             raise ModelMismatchError(self.live.generation.model_name, self.encoder.name)
+
+
+def indexer_config(paths: DataPaths, priority: str | None = None) -> IndexerConfig:
+    """The indexer's settings: jobs run at low CPU priority unless `priority` (or the
+    settings' "index_priority") is "normal"."""
+    from engine.config import load_settings
+
+    if priority is not None and priority not in INDEX_PRIORITIES:
+        raise InputError(f"index priority must be one of {', '.join(INDEX_PRIORITIES)}, not {priority!r}")
+    setting = load_settings(paths).get("index_priority", "low")
+    if priority is None and setting not in INDEX_PRIORITIES:  # a hand-edited settings file
+        log.warning("settings: index_priority %r is not one of %s; indexing at low priority",
+                    setting, ", ".join(INDEX_PRIORITIES))
+    return IndexerConfig(nice=INDEX_PRIORITIES.get(priority or setting, IndexerConfig.nice))
 
 
 def _convert_earlier_vectors(store: Store, paths: DataPaths, lock: WriteLock, **wait) -> None:

@@ -24,6 +24,7 @@ def register(subparsers) -> None:
     index = subparsers.add_parser("index", help="index files and folders")
     index.add_argument("paths", nargs="+", type=existing_path, metavar="PATH")
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _priority_argument(index)
     index.set_defaults(run=run_index, uses_model=ACTIVE_MODEL)
 
     from engine.query import QUERY_HELP
@@ -53,7 +54,15 @@ def register(subparsers) -> None:
 
     reindex = subparsers.add_parser("reindex", help="bring every indexed folder up to date")
     reindex.add_argument("--json", action="store_true")
+    _priority_argument(reindex)
     reindex.set_defaults(run=run_reindex, uses_model=active_model_if_indexed)
+
+
+def _priority_argument(parser) -> None:
+    parser.add_argument("--priority", choices=["low", "normal"],
+                        help="CPU priority of the work: low (nice +10, the default, or the settings' "
+                             "index_priority) keeps the desktop responsive and costs nothing on an "
+                             "idle machine; normal competes with other programs")
 
 
 def active_model_if_indexed(args: argparse.Namespace) -> str | None:
@@ -78,9 +87,11 @@ def library_exists(args: argparse.Namespace) -> bool:
 def open_library(args: argparse.Namespace):
     """The library in BABELFIND_HOME with its model (main() has installed the models)."""
     from engine.config import data_paths
-    from engine.library import Library
+    from engine.library import Library, indexer_config
 
-    return Library.open(data_paths(), db_url=args.db, **lock_options(args))
+    paths = data_paths()
+    config = indexer_config(paths, getattr(args, "priority", None))
+    return Library.open(paths, db_url=args.db, config=config, **lock_options(args))
 
 
 def lock_options(args) -> dict:
