@@ -1,7 +1,8 @@
 """Search quality on the dev sets: top-1 and MRR@10 per search mode (dense, keyword,
 fused), with and without the hubness correction, and with and without the junk filter.
 
-    python bench/devsets.py && python bench/bench_search.py            # all three sets
+    python bench/devsets.py && python bench/bench_search.py            # every set
+    python bench/bench_search.py --devsets xling --per-query           # each query's rank, top 3
     python bench/bench_search.py --devsets mixed --sweep               # the k/beta grid
     python bench/bench_search.py --weights 1 2 3 5                     # fusion keyword weights
     python bench/bench_search.py --variants filtered plain             # also unfiltered passages
@@ -21,6 +22,14 @@ Readings:
             relevance floor, grouping) per --modes with the library's own hubness
             config, and dense and fused once more with the correction off; a query whose
             document is not among the 10 shown (or was cut by the floor) counts as missed.
+  no answer for the sets with questions nothing in them answers (no_answer.json): the
+            share of those for which the library shows no strong match (every match
+            weaker, SearchResults.total == 0), and the share of the answerable questions
+            whose answer is shown among the strong matches (fused, the default config and
+            each of --configs).
+
+A query's `acceptable` documents (bench/devsets.py) all count as its answer: the rank is
+the best of theirs.
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ from engine.langid import detect_language  # noqa: E402
 from engine.indexer import IndexerConfig  # noqa: E402
 from engine.library import Library  # noqa: E402
 from engine.search_config import SearchConfig  # noqa: E402
+from devsets import DEVSETS  # noqa: E402
 
 OUT = REPO / "bench" / "out"
 DEVSET_DIR = OUT / "devsets"
@@ -133,9 +143,21 @@ def _relative(path: str) -> str:
     return path.split(marker, 1)[1] if marker in path else path
 
 
-def ranks(scores: np.ndarray, paths: list[str], expected: list[str]) -> list[int | None]:
-    """Rank (1-based, ties counted against it) of each query's expected document when
-    documents are ranked by their best passage score; None beyond 10. scores: [queries, passages]."""
+def acceptable(item: dict) -> list[str]:
+    """The documents that answer a query: any of them counts."""
+    return item.get("acceptable") or [item["expected"]]
+
+
+def shown_rank(names: list[str], item: dict) -> int | None:
+    """1-based position of the first answering document among those shown, else None."""
+    answers = set(acceptable(item))
+    return next((i + 1 for i, name in enumerate(names) if name in answers), None)
+
+
+def ranks(scores: np.ndarray, paths: list[str], expected: list[list[str]]) -> list[int | None]:
+    """Rank (1-based, ties counted against it) of each query's best-placed answering document
+    when documents are ranked by their best passage score; None beyond 10.
+    scores: [queries, passages]; expected: each query's acceptable documents."""
     documents = sorted(set(paths))
     column = {d: i for i, d in enumerate(documents)}
     owner = np.array([column[p] for p in paths])
@@ -143,13 +165,17 @@ def ranks(scores: np.ndarray, paths: list[str], expected: list[str]) -> list[int
     for d in range(len(documents)):  # documents hold few passages; a loop over them is cheap
         best[:, d] = scores[:, owner == d].max(axis=1)
     out = []
-    for row, target in zip(best, expected):
-        if target not in column:
+    for row, targets in zip(best, expected):
+        present = [column[t] for t in targets if t in column]
+        if not present:
             out.append(None)
             continue
         # Ties count against the target: identical passages (the same closing line in
-        # every reminder) come back from the library in no particular order.
-        rank = int((row >= row[column[target]]).sum())
+        # every reminder) come back from the library in no particular order. Other
+        # answering documents (identical copies, often) are no rivals.
+        ahead = row >= row[present].max()
+        ahead[present] = False
+        rank = int(ahead.sum()) + 1
         out.append(rank if rank <= 10 else None)
     return out
 
@@ -160,7 +186,7 @@ def summarise(found: list[int | None]) -> dict:
 
 
 def offline(queries: np.ndarray, query_languages: list[str | None], vectors: np.ndarray,
-            paths: list[str], expected: list[str], reference: tuple[np.ndarray, list[str]],
+            paths: list[str], expected: list[list[str]], reference: tuple[np.ndarray, list[str]],
             k: int, beta: float) -> dict:
     """Exact top-1 / MRR@10 for cos - beta * (r_p(L) - r_0(L)), L each query's language."""
     scores = queries @ vectors.T  # [q, n]
@@ -173,15 +199,42 @@ def offline(queries: np.ndarray, query_languages: list[str | None], vectors: np.
     return summarise(ranks(scores, paths, expected))
 
 
+def library_outcomes(library: Library, queries: list[dict], mode: str,
+                     config: SearchConfig | None = None) -> list[dict]:
+    """Per query through Library.search_results in `mode`: the answer's rank among the 10
+    shown (None: not shown), whether it is a strong match, how many documents are strong,
+    and the top 3 shown as (path, document language, weak)."""
+    outcomes = []
+    for item in queries:
+        results = library.search_results(item["query"], k=10, mode=mode, config=config)
+        names = [_relative(h.path) for h in results.hits]
+        rank = shown_rank(names, item)
+        outcomes.append({"rank": rank, "strong": bool(rank and not results.hits[rank - 1].weak),
+                         "strong_documents": results.total,
+                         "top3": [(name, h.language, h.weak) for name, h in zip(names[:3], results.hits)]})
+    return outcomes
+
+
 def through_library(library: Library, queries: list[dict], mode: str,
                     config: SearchConfig | None = None) -> dict:
     """Top-1 / MRR@10 through Library.search_results in `mode`."""
-    found = []
-    for item in queries:
-        hits = library.search_results(item["query"], k=10, mode=mode, config=config).hits
-        names = [_relative(h.path) for h in hits]
-        found.append(names.index(item["expected"]) + 1 if item["expected"] in names else None)
-    return summarise(found)
+    return summarise([o["rank"] for o in library_outcomes(library, queries, mode, config)])
+
+
+def no_answer_reading(library: Library, queries: list[dict], unanswerable: list[str],
+                      config: SearchConfig | None = None) -> dict:
+    """Fused: share of unanswerable questions with no strong match at all, share of the
+    answerable ones whose answer is shown as a strong match, and the two counts behind them."""
+    silent = [library.search_results(q, k=10, config=config).total == 0 for q in unanswerable]
+    answered = [o["strong"] for o in library_outcomes(library, queries, "fused", config)]
+    return {"no strong match": float(np.mean(silent)), "answer strong": float(np.mean(answered)),
+            "unanswerable": len(silent), "answerable": len(answered),
+            "unanswerable with strong matches": [q for q, quiet in zip(unanswerable, silent) if not quiet]}
+
+
+def load_no_answer(devset: str) -> list[str]:
+    path = DEVSET_DIR / devset / "no_answer.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
 
 
 def hubness_off(library: Library):
@@ -249,8 +302,8 @@ def floor_reading(library: Library, queries: list[dict]) -> dict:
     real = []
     for item in queries:
         results = library.search_results(item["query"], k=10)
-        names = [_relative(h.path) for h in results.hits]
-        hit = results.hits[names.index(item["expected"])] if item["expected"] in names else None
+        rank = shown_rank([_relative(h.path) for h in results.hits], item)
+        hit = results.hits[rank - 1] if rank else None
         real.append({"found": hit is not None, "weak": bool(hit and hit.weak),
                      "strong": results.total, "weaker": results.weak_total})
     nonsense = [best_z(library, q) for q in nonsense_queries()]
@@ -270,9 +323,11 @@ def floor_reading(library: Library, queries: list[dict]) -> dict:
 
 
 def run_devset(devset: str, args) -> dict:
-    result = {"devset": devset, "readings": {}, "sweep": {}, "library": {}, "weights": {}}
+    result = {"devset": devset, "readings": {}, "sweep": {}, "library": {}, "weights": {}, "no_answer": {},
+              "per_query": []}
     queries = load_queries(devset)
-    expected = [q["expected"] for q in queries]
+    unanswerable = load_no_answer(devset)
+    expected = [acceptable(q) for q in queries]
     languages = [detect_language(q["query"]) for q in queries]
     hub = HubnessConfig(k=args.k, beta=args.beta)
     for variant in args.variants:
@@ -296,12 +351,17 @@ def run_devset(devset: str, args) -> dict:
             if variant == "filtered":
                 live_config = library.live.hubness.config
                 hub = f"hubness k={live_config.k} beta={live_config.beta}"
+                outcomes = {}
                 for mode in args.modes:
-                    result["library"][f"{mode} ({hub})" if mode != "keyword" else mode] = (
-                        through_library(library, queries, mode))
+                    outcomes[f"{mode} ({hub})" if mode != "keyword" else mode] = (
+                        library_outcomes(library, queries, mode))
                 with hubness_off(library):
                     for mode in [m for m in args.modes if m != "keyword"]:
-                        result["library"][f"{mode} (plain cosine)"] = through_library(library, queries, mode)
+                        outcomes[f"{mode} (plain cosine)"] = library_outcomes(library, queries, mode)
+                for name, found in outcomes.items():
+                    result["library"][name] = summarise([o["rank"] for o in found])
+                if unanswerable:
+                    result["no_answer"]["default"] = no_answer_reading(library, queries, unanswerable)
                 if args.floor:
                     result["floor"] = floor_reading(library, queries)
                 for weight in args.weights:
@@ -309,10 +369,41 @@ def run_devset(devset: str, args) -> dict:
                     result["weights"][str(weight)] = through_library(library, queries, "fused", config)
                 for options in args.configs:
                     config = SearchConfig(**json.loads(options))
-                    result["weights"][options] = through_library(library, queries, "fused", config)
+                    outcomes[f"fused {options}"] = found = library_outcomes(library, queries, "fused", config)
+                    result["weights"][options] = summarise([o["rank"] for o in found])
+                    if unanswerable:
+                        result["no_answer"][options] = no_answer_reading(library, queries, unanswerable, config)
+                if args.per_query:
+                    result["per_query"] = per_query_rows(queries, languages, outcomes, f"fused ({hub})")
         finally:
             library.close()
     return result
+
+
+def per_query_rows(queries: list[dict], languages: list[str | None], outcomes: dict[str, list[dict]],
+                   shown: str) -> list[dict]:
+    """One row per query: its rank in every reading, and the top 3 of the `shown` reading.
+    `languages`: each query's language as the library detects it (None: unknown)."""
+    rows = []
+    for i, item in enumerate(queries):
+        top = outcomes[shown][i]["top3"] if shown in outcomes else next(iter(outcomes.values()))[i]["top3"]
+        rows.append({"query": item["query"], "language": languages[i], "expected": acceptable(item),
+                     "ranks": {name: found[i]["rank"] for name, found in outcomes.items()}, "top3": top})
+    return rows
+
+
+def print_per_query(rows: list[dict]) -> None:
+    """Each query: its ranks per reading ('-': not among the 10 shown), its detected language,
+    its answer, the top 3 shown with each document's language ('~' marks a weaker match)."""
+    if not rows:
+        return
+    names = list(rows[0]["ranks"])
+    print("\nper query: " + " | ".join(f"[{i}] {n}" for i, n in enumerate(names)))
+    for row in rows:
+        ranks = " ".join(f"{row['ranks'][n] or '-':>2}" for n in names)
+        top = "; ".join(f"{'~' if weak else ''}{path} [{lang or '?'}]" for path, lang, weak in row["top3"])
+        print(f"{ranks}  ({row['language'] or '-'}) {row['query']}\n"
+              f"      answer: {' | '.join(row['expected'])}\n      top 3: {top}")
 
 
 def print_report(results: list[dict]) -> None:
@@ -336,11 +427,19 @@ def print_report(results: list[dict]) -> None:
             print("\nfused, keyword_weight or SearchConfig fields: top-1 / MRR@10")
             print("| " + " | ".join(r["weights"]) + " |\n" + "|---" * len(r["weights"]) + "|")
             print("| " + " | ".join(f"{m['top1']:.3f} / {m['mrr10']:.3f}" for m in r["weights"].values()) + " |")
+        if r["no_answer"]:
+            print("\nno answer (fused): config | unanswerable with no strong match | answerable with the answer strong")
+            for name, m in r["no_answer"].items():
+                print(f"| {name} | {m['no strong match']:.3f} of {m['unanswerable']} | "
+                      f"{m['answer strong']:.3f} of {m['answerable']} |")
+            print("  unanswerable with strong matches (default): "
+                  + "; ".join(r["no_answer"]["default"]["unanswerable with strong matches"]))
+        print_per_query(r["per_query"])
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--devsets", nargs="+", default=["mixed", "invoices", "stsb"])
+    parser.add_argument("--devsets", nargs="+", default=list(DEVSETS))
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--k", type=int, default=HubnessConfig().k)
     parser.add_argument("--beta", type=float, default=HubnessConfig().beta)
@@ -354,6 +453,9 @@ def main(argv=None) -> int:
                         help="also report the relevance floor on real and nonsense queries")
     parser.add_argument("--weights", nargs="*", type=float, default=[],
                         help="also run fused with these SearchConfig.keyword_weight values")
+    parser.add_argument("--per-query", action="store_true",
+                        help="print each query's rank in every reading and the top 3 documents "
+                             "of the default fused search, with their languages")
     args = parser.parse_args(argv)
     results = [run_devset(name, args) for name in args.devsets]
     print_report(results)

@@ -2,7 +2,7 @@
 
     python bench/devsets.py                 # writes bench/out/devsets/<name>/{docs/,queries.json}
 
-Three sets, so that nothing is tuned to one (bench/bench_search.py runs them):
+Six sets, so that nothing is tuned to one (bench/bench_search.py runs them):
 
 mixed     a real folder of files nobody here wrote (the libffi HTML manual, the libtasn1
           and shared-mime-info PDF specifications with dot-leader tables of contents,
@@ -16,10 +16,16 @@ invoices  240 generated payment reminders in 4 languages, alike but for their nu
 stsb      cross-lingual STS-B (test split): English queries, their paraphrase in one of
           10 other languages as the target, 800 distractors (English sentences and
           sentences in the targets' languages from other rows).
+xling, english-doc, manual5
+          translated Debian manuals and /usr/share/doc (bench/devsets_debian.py says
+          what each holds); english-doc and manual5 also have questions nothing in
+          them answers (no_answer.json).
 
-Every set is a folder of documents and a list of (query, expected document) pairs; the
-build is deterministic, and `manifest.json` holds a digest the benchmark uses to know
-when its cached index is out of date.
+Every set is a folder of documents and a list of queries, each with its expected
+document (`acceptable` lists every document that answers it, when several near-identical
+ones do; `language` is the question's language where the set says). The build is
+deterministic, and `manifest.json` holds a digest the benchmark uses to know when its
+cached index is out of date.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
+from devsets_debian import build_english_doc, build_manual5, build_xling, no_answer_questions  # noqa: E402
 from devsets_invoices import write_invoices  # noqa: E402
 from questions_mixed import DOC_QUESTIONS, NEWS_QUESTIONS  # noqa: E402
 
@@ -46,7 +53,7 @@ if not DATA.is_dir():
 OUT = REPO / "bench" / "out" / "devsets"
 DOC = Path("/usr/share/doc")
 LOCALE = Path("/usr/share/locale")
-DEVSETS = ("mixed", "invoices", "stsb")
+DEVSETS = ("mixed", "invoices", "stsb", "xling", "english-doc", "manual5")
 
 # One language per article, in turn; English articles are distractors for English queries.
 ARTICLE_LANGUAGES = ("ru", "de", "fr", "es", "zh", "ar", "hi", "it", "pt", "tr", "en")
@@ -201,7 +208,8 @@ def build_stsb(folder: Path) -> list[tuple[str, str]]:
 
 # ---- all --------------------------------------------------------------------------------
 
-BUILDERS = {"mixed": build_mixed, "invoices": write_invoices, "stsb": build_stsb}
+BUILDERS = {"mixed": build_mixed, "invoices": write_invoices, "stsb": build_stsb, "xling": build_xling,
+            "english-doc": build_english_doc, "manual5": build_manual5}
 
 
 def build(name: str, out: Path = OUT) -> Path:
@@ -209,20 +217,24 @@ def build(name: str, out: Path = OUT) -> Path:
     folder = out / name
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "docs").mkdir(parents=True)
-    queries = BUILDERS[name](folder)
-    for _, expected in queries:
-        if not (folder / "docs" / expected).is_file():
-            raise SystemExit(f"{name}: expected document {expected} was not written")
-    (folder / "queries.json").write_text(
-        json.dumps([{"query": q, "expected": e} for q, e in queries], ensure_ascii=False, indent=1),
-        encoding="utf-8")
+    queries = [q if isinstance(q, dict) else {"query": q[0], "expected": q[1]} for q in BUILDERS[name](folder)]
+    for query in queries:
+        for expected in query.get("acceptable", [query["expected"]]):
+            if not (folder / "docs" / expected).is_file():
+                raise SystemExit(f"{name}: expected document {expected} was not written")
+    (folder / "queries.json").write_text(json.dumps(queries, ensure_ascii=False, indent=1), encoding="utf-8")
+    unanswerable = no_answer_questions(name)
+    if unanswerable:
+        (folder / "no_answer.json").write_text(json.dumps(unanswerable, ensure_ascii=False, indent=1),
+                                               encoding="utf-8")
     digest = hashlib.sha256()
     for path in sorted((folder / "docs").rglob("*")):
         if path.is_file():
             digest.update(str(path.relative_to(folder)).encode() + path.read_bytes())
     files = sum(1 for p in (folder / "docs").rglob("*") if p.is_file())
     (folder / "manifest.json").write_text(json.dumps(
-        {"name": name, "digest": digest.hexdigest()[:16], "documents": files, "queries": len(queries)}))
+        {"name": name, "digest": digest.hexdigest()[:16], "documents": files, "queries": len(queries),
+         "no_answer": len(unanswerable)}))
     return folder
 
 

@@ -8,6 +8,8 @@ Syntax (QUERY_HELP is the text shown by `babelfind search --help` and the window
   words            searched by meaning and as keywords
   "exact phrase"   only passages holding these words in this order (accents and case ignored)
   -word, -"a b"    leave out documents holding the word or phrase
+  --option, -rf    searched for as written: two dashes always; one dash when it follows a
+                   word and reads as a command's short flag (see `is_short_flag`)
   lang:de          only passages in this language; lang:de,fr for several
   type:pdf         only files of this type; type:pdf,docx for several
   path:~/Papers    only documents in this folder (quote a path with spaces: path:"~/My Papers")
@@ -40,6 +42,9 @@ Query syntax (one search box for all of it):
   words             search by meaning and by the words themselves
   "exact phrase"    only passages with exactly these words, in this order
   -word  -"a b"     leave out documents that contain the word or phrase
+  --global  -rf     options are searched for: two dashes always, one dash for a short
+                    flag after a word (rm -rf, ls -la, tar -xzf, kill -9); quote a word
+                    to leave it out all the same: -"la"
   lang:de           only passages in a language (lang:de,fr for several)
   type:pdf          only files of a type (type:pdf,docx for several)
   path:~/Papers     only documents in a folder (path:"~/My Papers" with spaces)
@@ -150,6 +155,9 @@ def parse_query(text: str) -> ParsedQuery:
         bare = part.group("bare")
         if negated and not bare:
             continue
+        if negated and (bare.startswith("-") or (words and is_short_flag(bare))):
+            words.append("-" + bare)  # an option pasted from a command line: `--global`, `rm -rf`
+            continue
         (excluded if negated else words).append(bare)
     return ParsedQuery(
         words=tuple(words), phrases=tuple(phrases), excluded=tuple(excluded),
@@ -158,6 +166,23 @@ def parse_query(text: str) -> ParsedQuery:
         modified_after=_latest(_date(v, "after") for v in filters["after"]),
         modified_before=_earliest(_date(v, "before") for v in filters["before"]),
     )
+
+
+def is_short_flag(word: str) -> bool:
+    """Whether `-word`, after another word, reads as a command's flag rather than "leave out".
+
+    Example: [is_short_flag(w) for w in ("rf", "la", "xzf", "9", "Dkey=1", "wasps", "car")]
+    == [True, True, True, True, True, False, False]
+
+    Flags are one or two characters, or clusters of letters no word is spelt with (no
+    vowel), or hold digits or `=`; a word the user wants left out is none of these. A flag
+    with vowels (`find -name`) reads as a word: the help says to quote it.
+    """
+    if not word or not word[0].isalnum():
+        return False
+    if len(word) <= 2 or "=" in word or any(c.isdigit() for c in word):
+        return True
+    return word.isascii() and word.isalpha() and not set(word.lower()) & set("aeiouy")
 
 
 def _values(raw: list[str]) -> list[str]:

@@ -139,6 +139,18 @@ def test_quoted_phrase_and_exclusion(open_library, tmp_path):
     assert "red_wine.txt" not in names(library.search('wine -"red wine"', k=5))
 
 
+def test_command_options_in_a_query_are_searched_for_not_left_out(open_library, tmp_path):
+    library = open_library()
+    index(library, write(tmp_path / "c", {
+        "git.txt": "Set your name once for every repository: git config --global user.name.",
+        "climate.txt": "Global temperatures rose again; the climate report has a global summary.",
+        "rm.txt": "To delete a folder and everything in it, run rm -rf with care.",
+    }))
+    assert names(library.search("git config --global", k=5))[0] == "git.txt"
+    assert names(library.search("rm -rf", k=5))[0] == "rm.txt"
+    assert "climate.txt" not in names(library.search("temperatures -global", k=5))
+
+
 def test_filters_apply_inside_retrieval_with_counts_over_every_match(open_library, tmp_path):
     library = open_library()
     root = tmp_path / "c"

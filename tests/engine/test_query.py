@@ -29,6 +29,25 @@ def test_words_phrases_exclusions_and_filters():
     assert q.meaning_text == "invoice FA-2024-5521 overdue"
 
 
+@pytest.mark.parametrize("text, words, excluded", [
+    ("git config --global", ("git", "config", "--global"), ()),
+    ("update-alternatives --config editor", ("update-alternatives", "--config", "editor"), ()),
+    ("--help", ("--help",), ()),
+    ("rm -rf", ("rm", "-rf"), ()),
+    ("ls -la", ("ls", "-la"), ()),
+    ("tar -xzf backup.tar.gz", ("tar", "-xzf", "backup.tar.gz"), ()),
+    ("kill -9 daemon", ("kill", "-9", "daemon"), ()),
+    ("honey -wasps", ("honey",), ("wasps",)),  # a word: left out
+    ("jaguar -car", ("jaguar",), ("car",)),
+    ('ls -"la"', ("ls",), ("la",)),  # quoted: left out all the same
+    ("-rf cleanup", ("cleanup",), ("rf",)),  # first: no command before it, so an exclusion
+])
+def test_options_are_searched_for_and_words_left_out(text, words, excluded):
+    q = parse_query(text)
+    assert (q.words, q.excluded) == (words, excluded)
+    assert "--global" in QUERY_HELP and "rm -rf" in QUERY_HELP
+
+
 def test_path_filter_expands_home_and_accepts_quotes():
     q = parse_query('notes path:"~/My Papers"')
     assert q.path_prefix == str(Path("~/My Papers").expanduser().absolute())
