@@ -15,7 +15,9 @@ another loads it and searches (one query per call, encoding excluded):
   * ivf-float32: IVF-Flat of float32 vectors, what libraries of 20k+ passages used before
     (built with FAISS directly, no re-scoring: it is a reference, not a library kind);
   * ivf: the default VectorIndexConfig: IVF of 8-bit codes, its k + rescore_margin
-    candidates re-scored with the float16 vectors read from the store.
+    candidates re-scored with the float16 vectors read from the store;
+  * ivf-pq: the codes of libraries above `pq_above` (2M by default; here forced with
+    pq_above=1): product quantisation, `pq_bytes` a vector, k + pq_rescore_margin re-scored.
 
 Reported: resident memory of the search process for the vectors (VmRSS after loading
 minus before, and after the searches), p50/p95 latency (wall, and the thread's CPU time),
@@ -40,7 +42,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 DIM = 384
-KINDS = ("flat", "ivf-float32", "ivf")
+KINDS = ("flat", "ivf-float32", "ivf", "ivf-pq")
 
 
 def rss_mb() -> float:
@@ -147,7 +149,9 @@ def _exact_top(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
 def config_of(kind: str, n: int):
     from engine.index.vector_config import VectorIndexConfig
 
-    return VectorIndexConfig(exact_max=n + 1, use_gpu="never") if kind == "flat" else VectorIndexConfig(use_gpu="never")
+    if kind == "flat":
+        return VectorIndexConfig(exact_max=n + 1, use_gpu="never")
+    return VectorIndexConfig(pq_above=1 if kind == "ivf-pq" else VectorIndexConfig.pq_above, use_gpu="never")
 
 
 def build(work: Path, kind: str) -> dict:
@@ -164,7 +168,7 @@ def build(work: Path, kind: str) -> dict:
         store = Store.open(info["url"])
         live = LiveIndex.open(store, store.generation_by_id(info["generation"]), folder,
                               config_of(kind, info["n"]), hubness_config=None)
-        assert live.index.kind == ("flat" if kind == "flat" else "ivf"), live.index.kind
+        assert live.index.kind == kind, live.index.kind
     files = list(folder.iterdir())
     return {"build_s": time.perf_counter() - start, "build_peak_mb": peak_mb(),
             "file_bytes_per_vector": sum(p.stat().st_size for p in files) / info["n"]}
@@ -221,7 +225,7 @@ def search(work: Path, kind: str, k: int) -> dict:
     else:
         live = LiveIndex.open(store, store.generation_by_id(info["generation"]), folder,
                               config_of(kind, info["n"]), hubness_config=None)
-        assert live.index.kind == ("flat" if kind == "flat" else "ivf")
+        assert live.index.kind == kind, live.index.kind
         nprobe = live.index.effective_nprobe
 
         def one(q):

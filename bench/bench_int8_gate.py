@@ -238,8 +238,10 @@ def speed(args, rounds: int = 3) -> dict:
     pools = [[s for pair in zip(*load_pair(tatoeba, lang)) for s in pair] for lang in SCREEN_LANGS]
     texts = [pool[i] for i in range(max(map(len, pools))) for pool in pools if i < len(pool)]
     texts = texts[:args.speed]
-    files = {"fp32": folder / manifest.variant_file("fp32")} | {
-        s: Path(args.out) / manifest.name / s / INT8_FILE for s in args.schemes}
+    out = Path(args.out) / manifest.name
+    for scheme_id in args.schemes:  # built once, as a gate run builds them
+        _prepare_scheme(scheme(scheme_id), manifest, folder, out, calibration_sentences(DATA / "corpus"), False)
+    files = {"fp32": folder / manifest.variant_file("fp32")} | {s: out / s / INT8_FILE for s in args.schemes}
     encoders = {name: _encoder(manifest, folder, path) for name, path in files.items()}
     # indexing encodes passages: the same sentences, 12 to a passage (~160 tokens)
     passages = [" ".join(texts[i:i + 12]) for i in range(0, len(texts), 12)]

@@ -29,7 +29,7 @@ MAGIC = b"BFVECIX1"
 FORMAT_VERSION = 2
 _TAIL = struct.Struct("<II8s")  # trailer length, trailer CRC32, magic
 _CHUNK = 16 << 20  # bytes per read while checking the CRC: bounded memory for big files
-_KINDS = {"flat": "IndexIDMap2", "ivf": "IndexIVFScalarQuantizer"}
+_KINDS = {"flat": "IndexIDMap2", "ivf": "IndexIVFScalarQuantizer", "ivf-pq": "IndexIVFPQ"}
 
 
 def write_index_file(path: Path, faiss_index, *, generation: int, meta: dict) -> None:

@@ -1,13 +1,15 @@
-"""The two FAISS index kinds behind engine.index.vectors.VectorIndex: building and reading them.
+"""The FAISS index kinds behind engine.index.vectors.VectorIndex: building and reading them.
 
     index, kind, trained_count = build_kind("ivf", 384, lambda: [(ids, vectors)], len(ids), config)
 
 "flat" is `IndexIDMap2(IndexFlatIP)`: exact float32 vectors, for small libraries. "ivf" is
 `IndexIVFScalarQuantizer`: spherical k-means lists of 8-bit codes (one byte per dimension,
 ranges trained per dimension on the residuals to each list's centroid), a quarter of the
-float32 bytes; its scores are approximate, so VectorIndex re-scores its candidates with
-full-precision vectors (engine.index.exact_vectors). Also the id selector of a filtered
-search. Callers hold the locks; nothing here keeps state.
+float32 bytes. "ivf-pq" is `IndexIVFPQ`, for the largest libraries: the same lists holding
+product-quantisation codes of the residuals (`pq_bytes` sub-vectors of 8 bits). Scores
+from codes are approximate, so VectorIndex re-scores the candidates with full-precision
+vectors (engine.index.exact_vectors). Also the id selector of a filtered search. Callers
+hold the locks; nothing here keeps state.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 
 from engine.index.vector_config import VectorIndexConfig
 
-Kind = Literal["flat", "ivf"]
+Kind = Literal["flat", "ivf", "ivf-pq"]
 Batches = Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]]  # fresh (ids, vectors) batches
 BITMAP_IDS_PER_MEMBER = 64  # a filter bitmap may spend up to 8 bytes (64 ids) per id it holds
 EXACT_KINDS = frozenset({"flat"})  # kinds whose scores are exact cosines
@@ -41,10 +43,20 @@ def build_kind(kind: Kind, dim: int, batches: Batches, count: int, config: Vecto
         for ids, vectors in batches():
             index.add_with_ids(vectors, ids)
         return index, "flat", 0
-    index = _trained_ivf(dim, _training_sample(batches, count, config), count, config)
+    index = _trained_ivf(kind, dim, _training_sample(batches, count, config), count, config)
     for ids, vectors in batches():
         index.add_with_ids(vectors, ids)
-    return index, "ivf", count
+    return index, kind, count
+
+
+def rescore_margin(kind: Kind, config: VectorIndexConfig) -> int:
+    """Candidates beyond k to re-score: none for exact scores, more for coarser codes."""
+    return {"flat": 0, "ivf": config.rescore_margin, "ivf-pq": config.pq_rescore_margin}[kind]
+
+
+def pq_sub_vectors(dim: int, wanted: int) -> int:
+    """The largest number of PQ sub-vectors <= `wanted` that divides `dim`."""
+    return max(m for m in range(1, min(wanted, dim) + 1) if dim % m == 0)
 
 
 def _lists(count: int, config: VectorIndexConfig) -> int:
@@ -63,12 +75,16 @@ def _training_sample(batches: Batches, count: int, config: VectorIndexConfig) ->
     return np.ascontiguousarray(np.concatenate(parts)) if parts else np.empty((0, 0), np.float32)
 
 
-def _trained_ivf(dim: int, sample: np.ndarray, count: int, config: VectorIndexConfig):
+def _trained_ivf(kind: Kind, dim: int, sample: np.ndarray, count: int, config: VectorIndexConfig):
     import faiss
 
     nlist = _lists(count, config)
-    index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(dim), dim, nlist,
-                                          faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
+    if kind == "ivf-pq":
+        index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, pq_sub_vectors(dim, config.pq_bytes),
+                                 8, faiss.METRIC_INNER_PRODUCT)
+    else:
+        index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(dim), dim, nlist,
+                                              faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
     index.cp.niter = config.train_iterations
     index.cp.seed = config.seed
     index.cp.spherical = True  # unit-norm centroids: assignment by cosine, like the search

@@ -18,7 +18,9 @@ Which index holds the vectors (why not HNSW):
     cannot and would need tombstones, a larger k at search time and periodic rebuilds;
     (2) it builds 1M x 384 in well under a minute on 2 cores, where HNSW takes many
     minutes; (3) FAISS can move it to a GPU; (4) it stores one code per vector with no
-    graph links. `bench/bench_vectors.py` measures the latency, recall and memory.
+    graph links. Above `config.pq_above` vectors the lists hold product-quantisation codes
+    ("ivf-pq", `pq_bytes` a vector) and `pq_rescore_margin` candidates are re-scored.
+    `bench/bench_compressed.py` measures the latency, recall and memory.
 The kind switches by itself: flat -> IVF when the size passes `exact_max`, IVF -> flat when
 it falls below `exact_max * shrink_ratio`, and IVF is retrained when the size has grown
 `regrow_factor` times since its lists were trained. A rebuild runs outside the search lock,
@@ -44,7 +46,7 @@ from engine.errors import InputError
 from engine.index.exact_vectors import ExactVectors, HeldVectors
 from engine.index.vector_config import VectorIndexConfig
 from engine.index.vector_file import read_index_file, write_index_file
-from engine.index.vector_kinds import EXACT_KINDS, Kind, all_ids, build_kind, id_selector, new_flat
+from engine.index.vector_kinds import EXACT_KINDS, Kind, all_ids, build_kind, id_selector, new_flat, rescore_margin
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +131,9 @@ class VectorIndex:
         return index
 
     def _kind_for(self, count: int) -> Kind:
-        return "ivf" if count > self._config.exact_max else "flat"
+        if count <= self._config.exact_max:
+            return "flat"
+        return "ivf-pq" if count > self._config.pq_above else "ivf"
 
     @classmethod
     def load(
@@ -184,7 +188,7 @@ class VectorIndex:
     def effective_nprobe(self) -> int | None:
         """IVF lists an unfiltered search scans now; None for the flat index."""
         with self._lock:
-            return self._nprobe() if self._kind == "ivf" else None
+            return None if self._kind == "flat" else self._nprobe()
 
     def set_nprobe(self, nprobe: int) -> None:
         """Changes config.nprobe, the IVF speed/recall knob; the flat index ignores it."""
@@ -229,7 +233,7 @@ class VectorIndex:
         selector_ids = None if candidate_filter is None else _as_ids(candidate_filter, "candidate_filter")
         with self._lock:
             exact = self.exact
-            fetch = int(k) if exact else int(k) + self._config.rescore_margin
+            fetch = int(k) + rescore_margin(self._kind, self._config)
             scores, ids = self._search_locked(queries, fetch, selector_ids)
         scores[ids < 0] = -np.inf
         return (scores, ids) if exact else self._rescored(queries, scores, ids, int(k))
@@ -316,12 +320,16 @@ class VectorIndex:
             self._install(*built)
 
     def _target_kind(self) -> Kind | None:
+        """The kind to rebuild as now, or None. Codes switch with size only when the lists
+        are retrained anyway (growth by regrow_factor), or when shrinking far below."""
         n, cfg = self._index.ntotal, self._config
         if self._kind == "flat":
-            return "ivf" if n > cfg.exact_max else None
+            return self._kind_for(n) if n > cfg.exact_max else None
         if n < cfg.exact_max * cfg.shrink_ratio:
             return "flat"
         if n > self._trained_count * cfg.regrow_factor:
+            return self._kind_for(n)
+        if self._kind == "ivf-pq" and n < cfg.pq_above * cfg.shrink_ratio:
             return "ivf"
         return None
 
@@ -355,7 +363,7 @@ class VectorIndex:
             import faiss
 
             gpu = faiss.index_cpu_to_gpu(_gpu_resources(), self._config.gpu_device, self._index)
-            if self._kind == "ivf":
+            if self._kind != "flat":
                 faiss.GpuParameterSpace().set_index_parameter(gpu, "nprobe", self._nprobe())
             self._gpu = gpu
         return self._gpu
