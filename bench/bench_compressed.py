@@ -45,17 +45,21 @@ DIM = 384
 KINDS = ("flat", "ivf-float32", "ivf", "ivf-pq")
 
 
-def rss_mb() -> float:
+def _status_mb(field: str) -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
 
-def peak_mb() -> float:
-    import resource
+def rss_mb() -> float:
+    return _status_mb("VmRSS")
 
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def peak_mb() -> float:
+    """This process's peak resident memory (VmHWM: getrusage's ru_maxrss survives exec, so a
+    child started by a big parent would report the parent's peak)."""
+    return _status_mb("VmHWM")
 
 
 # ---- the store ----------------------------------------------------------------------------
