@@ -47,9 +47,7 @@ class VariantRun:
     def __init__(self, manifest, folder: Path, model_file: Path, cache_dir: Path,
                  keep_vectors: bool, cached_only: bool = False):
         self.cached_only = cached_only
-        self.encoder = None if cached_only else file_encoder(model_file, folder / manifest.tokenizer_file, manifest.dim,
-                                    prefixes=manifest.prefixes, max_length=manifest.max_length,
-                                    pad_id=manifest.pad_token_id)
+        self.encoder = None if cached_only else _encoder(manifest, folder, model_file)
         self.cache_dir, self.keep_vectors = cache_dir, keep_vectors
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.sentences, self.seconds = 0, 0.0
@@ -88,6 +86,22 @@ class VariantRun:
 
     def rate(self) -> float | None:
         return self.sentences / self.seconds if self.seconds else None
+
+
+def _encoder(manifest, folder: Path, model_file: Path):
+    """An encoder for `model_file` with `folder`'s tokenizer and embedding table."""
+    _link_table(manifest, folder, model_file.parent)
+    return file_encoder(model_file, folder / manifest.tokenizer_file, manifest.dim,
+                        prefixes=manifest.prefixes, max_length=manifest.max_length,
+                        pad_id=manifest.pad_token_id, embeddings=manifest.embeddings)
+
+
+def _link_table(manifest, folder: Path, dest: Path) -> None:
+    """The embedding table's files (a body graph reads its rows beside it) linked into `dest`."""
+    spec = manifest.embeddings or {}
+    for name in (spec.get("file"), spec.get("scales")):
+        if name and (folder / name).is_file() and not (dest / name).exists() and dest != folder:
+            (dest / name).symlink_to((folder / name).resolve())
 
 
 def run(args) -> dict:
@@ -224,18 +238,27 @@ def speed(args, rounds: int = 3) -> dict:
     pools = [[s for pair in zip(*load_pair(tatoeba, lang)) for s in pair] for lang in SCREEN_LANGS]
     texts = [pool[i] for i in range(max(map(len, pools))) for pool in pools if i < len(pool)]
     texts = texts[:args.speed]
-    files = {"fp32": folder / manifest.variant_file("fp32")} | {
-        s: Path(args.out) / manifest.name / s / INT8_FILE for s in args.schemes}
-    encoders = {name: file_encoder(path, folder / manifest.tokenizer_file, manifest.dim,
-                                   prefixes=manifest.prefixes, max_length=manifest.max_length,
-                                   pad_id=manifest.pad_token_id) for name, path in files.items()}
-    rates = {name: [] for name in encoders}
+    out = Path(args.out) / manifest.name
+    for scheme_id in args.schemes:  # built once, as a gate run builds them
+        _prepare_scheme(scheme(scheme_id), manifest, folder, out, calibration_sentences(DATA / "corpus"), False)
+    files = {"fp32": folder / manifest.variant_file("fp32")} | {s: out / s / INT8_FILE for s in args.schemes}
+    encoders = {name: _encoder(manifest, folder, path) for name, path in files.items()}
+    # indexing encodes passages: the same sentences, 12 to a passage (~160 tokens)
+    passages = [" ".join(texts[i:i + 12]) for i in range(0, len(texts), 12)]
+    workloads = {"sentences": (texts, "query"), "passages": (passages, "passage")}
+    rates = {(name, w): [] for name in encoders for w in workloads}
     for _ in range(rounds):
         for name, encoder in encoders.items():
-            start = time.perf_counter()
-            encoder.encode(texts, kind="query")
-            rates[name].append(len(texts) / (time.perf_counter() - start))
-    return {name: {"median": median(r), "rounds": r} for name, r in rates.items()}
+            for workload, (items, kind) in workloads.items():
+                start = time.perf_counter()
+                encoder.encode(items, kind=kind)
+                rates[name, workload].append(len(items) / (time.perf_counter() - start))
+    report = {}
+    for (name, workload), r in rates.items():
+        ratios = [a / b for a, b in zip(r, rates["fp32", workload])]
+        report.setdefault(name, {})[workload] = {"median": median(r), "rounds": r,
+                                                 "vs_fp32_median_of_rounds": median(ratios)}
+    return report
 
 
 def _fmt(value, spec: str) -> str:
@@ -252,6 +275,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(REPO / "bench" / "out" / "int8_gate"))
     parser.add_argument("--speed", type=int, metavar="N",
                         help="only measure sentences/s of fp32 and the schemes on N sentences")
+    parser.add_argument("--rounds", type=int, default=3, help="--speed: rounds of alternation")
     parser.add_argument("--cached-only", action="store_true",
                         help="encode nothing: judge each scheme on the languages cached so far")
     parser.add_argument("--evidence", type=Path,
@@ -260,10 +284,12 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
     log.setLevel(logging.INFO)  # the quantiser logs every tensor at INFO through the root
     if args.speed:
-        rates = speed(args)
+        rates = speed(args, args.rounds)
         print(json.dumps(rates, indent=1))
-        for name, rate in rates.items():
-            print(f"{name}: {rate['median']:.0f} sentences/s ({rate['median'] / rates['fp32']['median']:.2f}x fp32)")
+        for name, workloads in rates.items():
+            print(f"{name}: " + ", ".join(
+                f"{r['median']:.1f} {workload}/s ({r['vs_fp32_median_of_rounds']:.2f}x fp32)"
+                for workload, r in workloads.items()))
         return
     report = run(args)
     out = Path(args.out) / report["model"] / f"report-{len(report['langs'])}.json"

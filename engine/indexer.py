@@ -64,6 +64,9 @@ class IndexerConfig:
     # language's mean taken out, so a query finds the answer in another language rather
     # than any text in its own. False only to measure the plain cosine space.
     language_neutral: bool = True
+    # Nice increment of the thread that runs a library job (engine.priority): 10 keeps the
+    # desktop and the window's searches responsive; 0 runs at the process's priority.
+    nice: int = 10
     # Unpacked size, pages, seconds and memory one document may cost (zip bombs, page bombs).
     limits: ExtractLimits = field(default_factory=ExtractLimits)
     # Read documents in a child process killed at the deadline (engine/extract/isolated.py);

@@ -21,7 +21,7 @@ from engine.config import DataPaths
 from engine.errors import LibraryDamagedError, StoreError
 from engine.index import keyword_index
 from engine.index.live_index import LiveIndex
-from engine.index.vector_file import read_trailer
+from engine.index.vector_file import FORMAT_VERSION, read_trailer
 from engine.index.vectors import PLAIN_SPACE, VectorIndex
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock
 from engine.store import GenerationInfo, Store
@@ -133,6 +133,9 @@ def _check_generation(store: Store, generation: GenerationInfo, all_passages: np
     wrong = bad_vector_sizes(store, generation.id, generation.dim)
     if wrong:
         report.problems.append(f"{label}: {wrong} stored vector(s) are not {generation.dim}-d")
+    if store.has_earlier_vectors(generation.id, generation.dim):
+        report.notes.append(f"{label}: vectors stored as float32 by an earlier version; they are "
+                            "converted to float16 when the library is next opened for searching")
     missing = np.setdiff1d(all_passages, stored)
     if len(missing) and generation.status == "active":
         report.problems.append(f"{label}: {_ids_text(missing)} passage(s) have no stored vector")
@@ -149,6 +152,10 @@ def _check_file(generation: GenerationInfo, stored: np.ndarray, indexes: Path, l
     if trailer is None:
         what = "is missing" if not path.exists() else "is damaged or not a vector index"
         report.notes.append(f"{label}: {path} {what}; it is rebuilt from stored vectors on open")
+        return
+    if trailer.get("format") != FORMAT_VERSION:
+        report.notes.append(f"{label}: {path.name} is of an earlier format; it is rebuilt from "
+                            "stored vectors on open")
         return
     if trailer.get("generation") != generation.version:
         report.notes.append(f"{label}: {path.name} holds version {trailer.get('generation')}, "

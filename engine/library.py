@@ -43,6 +43,7 @@ from engine.indexer import Indexer, IndexerConfig
 from engine.index.keyword_index import KeywordIndex
 from engine.index.live_index import LiveIndex
 from engine.langid import detect_language
+from engine.priority import lower_thread_priority
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
 from engine.query import ParsedQuery, parse_query, with_filters
@@ -56,6 +57,7 @@ from engine.store.urls import mask_url, sqlite_file
 log = logging.getLogger(__name__)
 
 REENCODE_BATCH = 256  # passages per encoder call when switching models
+INDEX_PRIORITIES = {"low": IndexerConfig.nice, "normal": 0}  # settings "index_priority"
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,7 @@ class Library:
         """
         paths = paths or data_paths()
         db_url = db_url or paths.db_url
+        config = config or indexer_config(paths)
         refuse_lost_database(db_url, paths.indexes)
         config = config or indexer_config(paths)
         store = Store.open(db_url)
@@ -131,6 +134,7 @@ class Library:
                     encoder.name, encoder.dim, "active")
         if encoder is None:
             encoder = _load_encoder(generation.model_name, paths, defer_encoder)
+        _convert_earlier_vectors(store, paths, lock, timeout=lock_timeout, on_wait=on_busy)
         keywords = KeywordIndex.open(store, generation, paths.indexes)
         config = config or IndexerConfig()
         live = LiveIndex.open(store, generation, paths.indexes, keywords=keywords,
@@ -146,7 +150,9 @@ class Library:
     # -- writing: one process at a time ---------------------------------------------
 
     def _writing(self, activity: str, body: Callable[[], Iterator[IndexEvent]]) -> Iterator[IndexEvent]:
-        """Runs the generator `body()` holding the write lock, after waiting for it."""
+        """Runs the generator `body()` holding the write lock, after waiting for it, in the
+        iterating thread lowered by config.nice (engine.priority)."""
+        lower_thread_priority(self.config.nice)
         for holder in self.lock.wait_steps(activity, self.lock_timeout):
             yield IndexProgress(0, 0, 0, 0.0, None, waiting=waiting_message(holder))
         try:
@@ -525,15 +531,41 @@ class Library:
             raise ModelMismatchError(self.live.generation.model_name, self.encoder.name)
 
 
-def indexer_config(paths: DataPaths) -> IndexerConfig:
-    """The indexer's settings with what the user chose: OCR on or off, and its engine."""
+def indexer_config(paths: DataPaths, priority: str | None = None) -> IndexerConfig:
+    """The indexer's settings with what the user chose: OCR on or off and its engine; jobs
+    run at low CPU priority unless `priority` (or the settings' "index_priority") is
+    "normal"."""
     from engine.config import ExtractLimits, load_settings
 
+    if priority is not None and priority not in INDEX_PRIORITIES:
+        raise InputError(f"index priority must be one of {', '.join(INDEX_PRIORITIES)}, not {priority!r}")
     settings = load_settings(paths)
+    setting = settings.get("index_priority", "low")
+    if priority is None and setting not in INDEX_PRIORITIES:  # a hand-edited settings file
+        log.warning("settings: index_priority %r is not one of %s; indexing at low priority",
+                    setting, ", ".join(INDEX_PRIORITIES))
     defaults = ExtractLimits()
     limits = ExtractLimits(ocr=bool(settings.get("ocr", defaults.ocr)),
                            ocr_engine=str(settings.get("ocr_engine", defaults.ocr_engine)))
-    return IndexerConfig(limits=limits)
+    return IndexerConfig(nice=INDEX_PRIORITIES.get(priority or setting, IndexerConfig.nice), limits=limits)
+
+
+def _convert_earlier_vectors(store: Store, paths: DataPaths, lock: WriteLock, **wait) -> None:
+    """Libraries of earlier versions stored float32 vectors beside a float32 FAISS index;
+    each generation's are rewritten as float16 in one transaction (a crash leaves them
+    all as they were, or all converted), then its FAISS file is dropped, so the index is
+    rebuilt from them as 8-bit codes on open (an earlier-format file would be anyway).
+    Once per library; a check of one row when there is nothing to do."""
+    generations = [g for g in (store.generation("active"), store.generation("building"))
+                   if g is not None and store.has_earlier_vectors(g.id, g.dim)]
+    if not generations:
+        return
+    with lock.hold("converting the stored vectors to float16", **wait):
+        for generation in generations:
+            converted = store.convert_vectors(generation.id, generation.dim)
+            if converted:  # 0: another process converted them while this one waited
+                log.info("generation %d: %d stored vectors converted to float16", generation.id, converted)
+                LiveIndex.file_for(paths.indexes, generation.id).unlink(missing_ok=True)
 
 
 def _load_encoder(name: str | None, paths: DataPaths, defer: bool = False) -> Encoder:

@@ -155,7 +155,7 @@ def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,
     if allowed is None:
         scores, ids = live.search(queries, k)
     else:
-        scores, ids = live.index.search(queries, min(k, len(allowed)), candidate_filter=allowed)
+        scores, ids = live.search(queries, min(k, len(allowed)), candidate_filter=allowed)
     keep = ids[0] >= 0
     ids, scores = ids[0][keep], scores[0][keep]
     if allowed is not None and k >= len(allowed):

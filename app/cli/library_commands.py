@@ -29,6 +29,7 @@ def register(subparsers) -> None:
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
     index.add_argument("--no-ocr", action="store_true",
                        help="skip images and leave scanned pages without text this time (no OCR)")
+    _priority_argument(index)
     index.set_defaults(run=run_index, uses_model=ACTIVE_MODEL)
 
     from engine.query import QUERY_HELP
@@ -63,6 +64,7 @@ def register(subparsers) -> None:
     reindex = subparsers.add_parser("reindex", help="bring every indexed folder up to date")
     reindex.add_argument("--json", action="store_true")
     reindex.add_argument("--no-ocr", action="store_true", help="no OCR this time")
+    _priority_argument(reindex)
     reindex.set_defaults(run=run_reindex, uses_model=active_model_if_indexed)
 
     unpack = subparsers.add_parser(
@@ -71,6 +73,13 @@ def register(subparsers) -> None:
     unpack.add_argument("path", type=user_folder_path)
     unpack.add_argument("--to", type=user_folder_path, default=Path("."), help="folder to write it to (default: here)")
     unpack.set_defaults(run=run_unpack)
+
+
+def _priority_argument(parser) -> None:
+    parser.add_argument("--priority", choices=["low", "normal"],
+                        help="CPU priority of the work: low (nice +10, the default, or the settings' "
+                             "index_priority) keeps the desktop responsive and costs nothing on an "
+                             "idle machine; normal competes with other programs")
 
 
 def active_model_if_indexed(args: argparse.Namespace) -> str | None:
@@ -99,9 +108,11 @@ def library_exists(args: argparse.Namespace) -> bool:
 def open_library(args: argparse.Namespace):
     """The library in BABELFIND_HOME with its model (main() has installed the models)."""
     from engine.config import data_paths
-    from engine.library import Library
+    from engine.library import Library, indexer_config
 
-    return Library.open(data_paths(), db_url=args.db, **lock_options(args))
+    paths = data_paths()
+    config = indexer_config(paths, getattr(args, "priority", None))
+    return Library.open(paths, db_url=args.db, config=config, **lock_options(args))
 
 
 def lock_options(args) -> dict:

@@ -111,9 +111,32 @@ def run_models_info(args) -> int:
         print(f"{key:>14}: {json.dumps(data[key], ensure_ascii=False)}")
     print(f"{'variants':>14}: {_variants_line(manifest)}")
     print(f"{'languages':>14}: {' '.join(manifest.languages)}")
+    for line in _int8_lines(manifest.variants.get("int8") or {}):
+        print(f"{'int8':>14}: {line}")
     if int8_reason is not None:
         print(f"int8 not used by default: {int8_reason}")
     return 0
+
+
+def _int8_lines(info: dict) -> list[str]:
+    """The int8 gate's verdict, where it was measured, and the languages it moved most
+    (the whole table is in --json and resources/models/int8_evidence.json)."""
+    if not info.get("gate"):
+        return []
+    scheme = f"{info['scheme']}: " if info.get("scheme") else ""
+    lines = [f"{scheme}gate {info['gate']}: {info.get('reason', '')}"]
+    measured = info.get("measured") or {}
+    if measured:
+        lines.append(f"measured {measured.get('date', '?')} on {measured.get('cpu', '?')}, "
+                     f"onnxruntime {measured.get('onnxruntime', '?')}")
+    tatoeba = info.get("tatoeba") or {}
+    fp32, int8 = tatoeba.get("fp32") or {}, tatoeba.get("int8") or {}
+    moved = sorted((int8[k] - fp32[k], k) for k in int8 if k in fp32)
+    if moved:
+        lines.append(f"Tatoeba error over {len(moved)} languages: fp32 {tatoeba.get('fp32_mean', 0):.2f}%, "
+                     f"int8 {tatoeba.get('int8_mean', 0):.2f}%; most worse: "
+                     + ", ".join(f"{k} {d:+.2f}" for d, k in reversed(moved[-4:])))
+    return lines
 
 
 def _variants_line(manifest) -> str:

@@ -59,6 +59,17 @@ def matmul_nbits_weights(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(packed), scales.reshape(-1)
 
 
+def unpack_matmul_nbits(packed: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """float32 W [N, K] of MatMulNBits' B uint8 [N, K / 32, 16] and scales [N * K / 32]
+    (zero point 8): the exact values `matmul_nbits_weights` packed."""
+    packed = np.asarray(packed, dtype=np.uint8)
+    nibbles = np.empty((*packed.shape[:-1], BLOCK), dtype=np.int8)
+    nibbles[..., 0::2], nibbles[..., 1::2] = packed & 0x0F, packed >> 4
+    values = (nibbles - ZERO_POINT).astype(np.float32) * np.asarray(scales, np.float32).reshape(
+        packed.shape[0], packed.shape[1], 1)
+    return values.reshape(packed.shape[0], -1)
+
+
 def quantise_rows(values: np.ndarray) -> np.ndarray:
     """Q4_0 rows uint8 [..., nb * 18] of float32 [..., nb * 32], as ggml quantises
     (the signed extreme of a block maps to -8); for tests and tiny models: real weights

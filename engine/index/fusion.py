@@ -128,7 +128,7 @@ def _sample(live: LiveIndex) -> tuple[np.ndarray, np.ndarray]:
     ids = live.index.ids()
     if len(ids) > SAMPLE_SIZE:  # a fixed seed: the same collection always gives the same floor
         ids = np.sort(np.random.default_rng(0).choice(ids, SAMPLE_SIZE, replace=False))
-    ids, vectors = live.vectors(ids)  # in the space the scores are made in
+    ids, vectors = live.vectors(ids)  # as search compares them (LiveIndex.searchable)
     with _samples_lock:
         _samples[live] = (live.generation.id, size, ids, vectors)
     return ids, vectors

@@ -22,6 +22,13 @@ measured with the generation's model and kept in a side file too. Both side file
 model for what they lack (a language seen for the first time, a new generation), so
 `ensure_corrections` completes them, and a FAISS file that must be rebuilt without the
 means at hand, by a caller that has the model loaded, never at open.
+
+Full-precision vectors stay in the store (float16, engine.store.vector_blobs); above a few
+thousand passages FAISS holds 8-bit codes, and its candidates are re-scored with the
+stored vectors, read on demand (`StoredVectors`), so a search process keeps only the
+codes in memory. Every vector search compares passes through `searchable`: those FAISS
+is given (`apply`, and rebuilds through `StoredVectors.batches`) and those re-scoring
+reads (`StoredVectors.get`), so the language correction is made in one place.
 """
 
 from __future__ import annotations
@@ -46,14 +53,45 @@ from engine.repairs import repaired
 from engine.store import GenerationInfo, Store
 from engine.store.catalog import passage_catalog
 from engine.store.search_queries import vectors_of
+from engine.store.vector_blobs import as_stored
 
 log = logging.getLogger(__name__)
+
+
+class StoredVectors:
+    """A generation's full-precision vectors, read from the store on demand and made
+    `searchable`: the `ExactVectors` of a library's VectorIndex. The store writes them
+    itself, before `LiveIndex.apply`, so `add` and `remove` have nothing to do."""
+
+    def __init__(self, store: Store, generation: GenerationInfo, searchable):
+        self.store, self.generation, self.searchable = store, generation, searchable
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        pass
+
+    def remove(self, ids: np.ndarray) -> None:
+        pass
+
+    def get(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found, vectors = vectors_of(self.store, self.generation.id, self.generation.dim, ids.tolist())
+        order = np.argsort(found)
+        found, vectors = found[order], vectors[order]
+        wanted = ids[np.isin(ids, found, assume_unique=True)]  # in the order asked
+        rows = np.searchsorted(found, wanted)
+        return wanted, self.searchable(wanted, vectors[rows])
+
+    def batches(self):
+        for ids, vectors in self.store.iter_vectors(self.generation.id, self.generation.dim):
+            yield ids, self.searchable(ids, vectors)
+
+    def __len__(self) -> int:
+        return self.store.count_vectors(self.generation.id)
 
 
 class LiveIndex:
     """A generation's vectors in FAISS; `apply` after each database commit."""
 
-    def __init__(self, store: Store, generation: GenerationInfo, folder: Path, index: VectorIndex,
+    def __init__(self, store: Store, generation: GenerationInfo, folder: Path, index: VectorIndex | None,
                  config: VectorIndexConfig, keywords: KeywordIndex | None = None,
                  hubness_config: HubnessConfig | None = HubnessConfig(),
                  means: LanguageMeans | None = None):
@@ -91,11 +129,12 @@ class LiveIndex:
         private_folder(folder)
         means = (LanguageMeans.load(cls.means_file_for(folder, generation.id), model=generation.model_name,
                                     dim=generation.dim) if language_neutral else None)
+        live = cls(store, generation, folder, None, config, keywords, hubness_config, means)
         path = cls.file_for(folder, generation.id)
         space = vector_space(means)
-        index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim, space=space)
-        live = cls(store, generation, folder, index or VectorIndex(generation.dim, config=config), config,
-                   keywords, hubness_config, means)
+        index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim, config=config,
+                                 space=space, exact=live._exact_source())
+        live.index = index or VectorIndex(generation.dim, config=config, exact=live._exact_source())
         if index is None:
             if (problem := damage(path, generation.version, space)) is not None:
                 repaired("the vector index %s %s; rebuilding it from the stored vectors", path, problem)
@@ -213,11 +252,26 @@ class LiveIndex:
     def _stored_languages(self) -> list[str | None]:
         return list(passage_catalog(self.store).languages)
 
+    def searchable(self, ids: np.ndarray, vectors: np.ndarray,
+                   languages: Sequence[str | None] | None = None) -> np.ndarray:
+        """`vectors` (float32 [n, dim], as stored) of the passages `ids` (of `languages`,
+        looked up when not given), as search compares them: everything FAISS is given and
+        every vector re-scoring reads comes through here. Re-normalised (float16 rounding
+        moves a unit vector's norm by up to ~1e-4, and a passage should match itself with
+        cosine 1), and language-neutral when the correction is on."""
+        if self.means is not None:
+            if languages is None:
+                languages = passage_catalog(self.store).languages_of(ids)
+            return self.passage_vectors(vectors, languages)  # re-normalised there
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
+        return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+
+    def _exact_source(self) -> StoredVectors:
+        return StoredVectors(self.store, self.generation, self.searchable)
+
     def _stored_vectors(self):
         """Yields (ids, vectors) of every stored passage, in the form FAISS holds."""
-        catalog = passage_catalog(self.store)
-        for ids, vectors in self.store.iter_vectors(self.generation.id, self.generation.dim):
-            yield ids, self.passage_vectors(vectors, catalog.languages_of(ids))
+        return self._exact_source().batches()
 
     def _rebuild_if_possible(self) -> None:
         """Rebuilds FAISS from the stored vectors when every mean it needs is measured."""
@@ -227,11 +281,7 @@ class LiveIndex:
         # `generation.version` was read before the vectors: if a writer commits while
         # they are read, the file's stamp is older than the database and is redone.
         log.info("rebuilding the vector index of generation %d from stored vectors", self.generation.id)
-        parts = list(self._stored_vectors())
-        if parts:
-            ids = np.concatenate([p[0] for p in parts])
-            vectors = np.concatenate([p[1] for p in parts])
-            self.index = VectorIndex.build(self.generation.dim, ids, vectors, config=self.config)
+        self.index = VectorIndex.build_from(self.generation.dim, self._exact_source(), config=self.config)
         self.version = self.generation.version
         self.complete = True
         self.save()
@@ -252,21 +302,23 @@ class LiveIndex:
         (as encoded) of passages in `languages` (their means ensured first).
 
         The caller holds the library's write lock, so the database's version right after
-        its commit is the one this index now holds.
+        its commit is the one this index now holds. The index gets the vectors as the store
+        gives them back, made `searchable`, as re-scoring will read them.
         """
+        added = np.asarray(added, dtype=np.int64)
         if len(added):
-            vectors = self.passage_vectors(vectors, languages)
+            vectors = self.searchable(added, as_stored(vectors), languages)
         # An incomplete index is rebuilt from the database, this change included, once
         # its means are in; until then it holds nothing to change.
         if len(removed) and self.complete:
             self.index.remove(np.asarray(removed, dtype=np.int64))
         if len(added) and self.complete:
-            self.index.add(np.asarray(added, dtype=np.int64), vectors)
+            self.index.add(added, vectors)
         with self._hubness_lock:
             if self.hubness is not None:  # otherwise measured from the stored vectors when needed
                 self.hubness.remove(np.asarray(removed, dtype=np.int64))
                 if len(added):
-                    self.hubness.add(np.asarray(added, dtype=np.int64), vectors)
+                    self.hubness.add(added, vectors)
         if self.keywords is not None:
             self.keywords.apply(removed, added)
         current = self.store.generation_by_id(self.generation.id)
@@ -305,26 +357,16 @@ class LiveIndex:
         if self._dirty and time.monotonic() - self._last_save >= every_s:
             self.save()
 
-    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.index.search(queries, k)
+    def search(self, queries: np.ndarray, k: int, *,
+               candidate_filter: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k by cosine (VectorIndex.search: codes, then re-scored from the store)."""
+        return self.index.search(queries, k, candidate_filter=candidate_filter)
 
     def vectors(self, ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(ids int64 [n], vectors float32 [n, dim]) of those of `ids` that have a vector, sorted.
-
-        From memory; an id the index does not hold (another process added it and this
-        one has not caught up yet) is looked up in the database, so the answer is what
-        the stored vectors say either way.
-        """
-        wanted = np.unique(np.asarray(ids, np.int64))
-        found, vectors = self.index.vectors(wanted)
-        if len(found) < len(wanted):
-            missing = np.setdiff1d(wanted, found, assume_unique=True)
-            stored_ids, stored = vectors_of(self.store, self.generation.id, self.generation.dim, missing.tolist())
-            stored = self.passage_vectors(stored, passage_catalog(self.store).languages_of(stored_ids))
-            found, vectors = np.concatenate([found, stored_ids]), np.concatenate([vectors, stored])
-            order = np.argsort(found, kind="stable")
-            found, vectors = found[order], vectors[order]
-        return found, vectors
+        """(ids int64 [n], vectors float32 [n, dim]) of those of `ids` that have a vector,
+        sorted: the stored vectors, made `searchable` (so also passages another process
+        added that this index has not caught up with yet)."""
+        return self.index.vectors(np.unique(np.asarray(ids, np.int64)))
 
     def __len__(self) -> int:
         return len(self.index)
@@ -332,6 +374,7 @@ class LiveIndex:
     def delete_file(self) -> None:
         self.file_for(self.folder, self.generation.id).unlink(missing_ok=True)
         self.hubness_file_for(self.folder, self.generation.id).unlink(missing_ok=True)
+        self.means_file_for(self.folder, self.generation.id).unlink(missing_ok=True)
 
 
 def vector_space(means: LanguageMeans | None) -> str:

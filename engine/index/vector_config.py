@@ -36,6 +36,17 @@ class VectorIndexConfig:
     # data reaches recall@10 >= 0.99 there (docs/benchmarks.md). Unstructured (uniform
     # random) data needs far more lists: IVF cannot help where vectors have no clusters.
     nprobe: int = 16
+    # IVF holds 8-bit codes, whose scores are approximate: this many candidates beyond k
+    # are re-scored with full-precision vectors, so the top k are ranked by exact cosine.
+    # Code scores differ from exact ones by ~1e-3 (docs/benchmarks.md, "Vector index"),
+    # far less than the gaps 64 ranks span.
+    rescore_margin: int = 64
+    # Above this many vectors the lists hold product-quantisation codes (`pq_bytes` bytes a
+    # vector) instead of 8-bit ones (dim bytes): 10M passages in ~0.6 GB instead of 3.9
+    # GB. Coarser codes need more candidates re-scored for the same recall.
+    pq_above: int = 2_000_000
+    pq_bytes: int = 48
+    pq_rescore_margin: int = 256
     # ...but never scan fewer than this many vectors per query: just above exact_max the
     # lists are short, and 16 of them would hold too few candidates for good recall.
     # 10k costs half a flat scan at the threshold; past ~400k, 16 lists scan more anyway.
@@ -60,7 +71,10 @@ class VectorIndexConfig:
             raise InputError(f"shrink_ratio must be in (0, 1), got {self.shrink_ratio}")
         if self.regrow_factor <= 1.0 or self.lists_per_sqrt <= 0.0:
             raise InputError("regrow_factor must be > 1 and lists_per_sqrt > 0")
-        if self.train_points_per_list < 1 or self.min_scanned < 0:
-            raise InputError("train_points_per_list must be >= 1 and min_scanned >= 0")
+        if self.train_points_per_list < 1 or self.min_scanned < 0 or self.rescore_margin < 0:
+            raise InputError("train_points_per_list must be >= 1, min_scanned and "
+                             "rescore_margin >= 0")
+        if self.pq_bytes < 1 or self.pq_rescore_margin < 0 or self.pq_above < 1:
+            raise InputError("pq_above and pq_bytes must be >= 1, pq_rescore_margin >= 0")
         if self.use_gpu not in ("auto", "never", "always"):
             raise InputError(f"use_gpu must be auto, never or always, got {self.use_gpu!r}")

@@ -25,10 +25,12 @@ from engine.repairs import move_aside
 log = logging.getLogger(__name__)
 
 MAGIC = b"BFVECIX1"
-FORMAT_VERSION = 1
+# 2: IVF holds 8-bit codes (IndexIVFScalarQuantizer). Files of format 1 (IVF-Flat float32)
+# are an earlier format: not loaded, so the caller rebuilds the index from the database.
+FORMAT_VERSION = 2
 _TAIL = struct.Struct("<II8s")  # trailer length, trailer CRC32, magic
 _CHUNK = 16 << 20  # bytes per read while checking the CRC: bounded memory for big files
-_KINDS = {"flat": "IndexIDMap2", "ivf": "IndexIVFFlat"}
+_KINDS = {"flat": "IndexIDMap2", "ivf": "IndexIVFScalarQuantizer", "ivf-pq": "IndexIVFPQ"}
 
 
 def write_index_file(path: Path, faiss_index, *, generation: int, meta: dict) -> None:
@@ -63,6 +65,10 @@ def read_index_file(path: Path, *, expected_generation: int, dim: int):
         with open(path, "rb") as f:
             trailer = _read_trailer(f, path)
             if trailer is None:
+                return None
+            if trailer.get("format") != FORMAT_VERSION:
+                log.info("saved vector index %s is of an earlier format (%s); rebuilding it as "
+                         "format %d", path, trailer.get("format"), FORMAT_VERSION)
                 return None
             if trailer.get("generation") != expected_generation:
                 # Not damage: the database moved on since this file was saved.

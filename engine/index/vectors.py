@@ -8,12 +8,19 @@ caller's passage ids (int64 >= 0), never FAISS positions.
 Which index holds the vectors (why not HNSW):
   * up to `exact_max` vectors: an exact flat scan (`IndexIDMap2(IndexFlatIP)`); nothing to
     train, perfect recall, and fast enough at that size.
-  * above it: IVF-Flat (`IndexIVFFlat`, spherical k-means lists, inner product). IVF was
-    chosen over HNSW because (1) it really removes vectors (`remove_ids`), where FAISS HNSW
+  * above it: IVF with 8-bit codes (`IndexIVFScalarQuantizer`, spherical k-means lists,
+    inner product): d + 8 bytes a vector in memory instead of 4*d + 8 (392 instead of
+    1,544 at 384 dimensions). Its scores are approximate, so the best `k +
+    config.rescore_margin` candidates are re-scored with full-precision vectors from an
+    `ExactVectors` source (a library reads them from its store on demand) and the top k
+    of those returned: the ranking is exact cosine among the candidates. IVF was chosen
+    over HNSW because (1) it really removes vectors (`remove_ids`), where FAISS HNSW
     cannot and would need tombstones, a larger k at search time and periodic rebuilds;
     (2) it builds 1M x 384 in well under a minute on 2 cores, where HNSW takes many
-    minutes; (3) FAISS can move it to a GPU; (4) it stores each vector once (4*d + 8
-    bytes) with no graph links. `bench/bench_vectors.py` measures the latency and recall.
+    minutes; (3) FAISS can move it to a GPU; (4) it stores one code per vector with no
+    graph links. Above `config.pq_above` vectors the lists hold product-quantisation codes
+    ("ivf-pq", `pq_bytes` a vector) and `pq_rescore_margin` candidates are re-scored.
+    `bench/bench_compressed.py` measures the latency, recall and memory.
 The kind switches by itself: flat -> IVF when the size passes `exact_max`, IVF -> flat when
 it falls below `exact_max * shrink_ratio`, and IVF is retrained when the size has grown
 `regrow_factor` times since its lists were trained. A rebuild runs outside the search lock,
@@ -21,7 +28,8 @@ so searches keep answering from the old index meanwhile.
 
 Files (`save`/`load`) hold one FAISS index followed by a JSON trailer (generation, dim,
 kind, count, payload length and CRC32) and a magic tail: a truncated or damaged file fails
-the check and `load` returns None, so the caller rebuilds from the database.
+the check and `load` returns None, so the caller rebuilds from the database (as it does for
+a file of an earlier format, such as the float32 IVF-Flat of earlier versions).
 """
 
 from __future__ import annotations
@@ -35,9 +43,10 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import InputError
+from engine.index.exact_vectors import ExactVectors, HeldVectors
 from engine.index.vector_config import VectorIndexConfig
 from engine.index.vector_file import read_index_file, write_index_file
-from engine.index.vector_kinds import Kind, all_ids, all_vectors, build_kind, id_selector, lookup_vectors, new_flat
+from engine.index.vector_kinds import EXACT_KINDS, Kind, all_ids, build_kind, id_selector, new_flat, rescore_margin
 
 log = logging.getLogger(__name__)
 
@@ -67,14 +76,18 @@ def _gpu_resources():
 class VectorIndex:
     """Inner-product search over L2-normalised vectors keyed by int64 passage ids.
 
-    Thread safe: one thread may search while another adds or removes.
+    Thread safe: one thread may search while another adds or removes. `exact` is where
+    full-precision vectors are read (re-scoring, `vectors`, rebuilds); None keeps them in
+    memory (`HeldVectors`), for an index used on its own.
     """
 
-    def __init__(self, dim: int, *, config: VectorIndexConfig = VectorIndexConfig()):
+    def __init__(self, dim: int, *, config: VectorIndexConfig = VectorIndexConfig(),
+                 exact: ExactVectors | None = None):
         if dim < 1:
             raise InputError(f"vector dimension must be >= 1, got {dim}")
         self._dim = int(dim)
         self._config = config
+        self._exact = exact if exact is not None else HeldVectors(self._dim)
         self._lock = threading.RLock()  # guards the live FAISS index (search and mutation)
         self._writer = threading.Lock()  # one mutator at a time, also across rebuilds
         self._use_gpu = self._decide_gpu(config)
@@ -94,17 +107,35 @@ class VectorIndex:
         vectors: np.ndarray,
         *,
         config: VectorIndexConfig = VectorIndexConfig(),
+        exact: ExactVectors | None = None,
     ) -> VectorIndex:
-        """Builds an index from stored vectors, choosing flat or IVF by size.
+        """Builds an index from these vectors, choosing flat or IVF by size.
 
             index = VectorIndex.build(384, passage_ids, passage_vectors)
         """
-        index = cls(dim, config=config)
+        index = cls(dim, config=config, exact=exact)
         ids, vectors = index._check_batch(ids, vectors)
-        kind: Kind = "ivf" if len(ids) > config.exact_max else "flat"
+        index._exact.add(ids, vectors)
         with index._writer, index._lock:
-            index._install(*build_kind(kind, dim, ids, vectors, config))
+            index._install(*build_kind(index._kind_for(len(ids)), dim, lambda: [(ids, vectors)],
+                                       len(ids), config))
         return index
+
+    @classmethod
+    def build_from(cls, dim: int, exact: ExactVectors, *,
+                   config: VectorIndexConfig = VectorIndexConfig()) -> VectorIndex:
+        """Builds an index of every vector `exact` holds, read in its batches (a store-backed
+        source is never loaded whole)."""
+        index = cls(dim, config=config, exact=exact)
+        count = len(exact)
+        with index._writer, index._lock:
+            index._install(*build_kind(index._kind_for(count), dim, exact.batches, count, config))
+        return index
+
+    def _kind_for(self, count: int) -> Kind:
+        if count <= self._config.exact_max:
+            return "flat"
+        return "ivf-pq" if count > self._config.pq_above else "ivf"
 
     @classmethod
     def load(
@@ -115,9 +146,11 @@ class VectorIndex:
         dim: int,
         config: VectorIndexConfig = VectorIndexConfig(),
         space: str = PLAIN_SPACE,
+        exact: ExactVectors | None = None,
     ) -> VectorIndex | None:
         """Loads a saved index; None when missing, damaged, of another dim or generation,
-        or holding vectors of another `space` (see `save`)."""
+        of an earlier format, or holding vectors of another `space` (see `save`).
+        `exact`: its full-precision vectors (the file has none)."""
         loaded = read_index_file(Path(path), expected_generation=expected_generation, dim=dim)
         if loaded is None:
             return None
@@ -126,7 +159,7 @@ class VectorIndex:
             log.info("saved vector index %s holds %s vectors, not %s; rebuilding", path,
                      meta.get("space", PLAIN_SPACE), space)
             return None
-        index = cls(dim, config=config)
+        index = cls(dim, config=config, exact=exact)
         with index._lock:
             index._install(faiss_index, meta["kind"], trained_count=meta["trained_count"])
         return index
@@ -156,6 +189,11 @@ class VectorIndex:
         return self._kind
 
     @property
+    def exact(self) -> bool:
+        """True when search scores come straight from full-precision vectors (no re-scoring)."""
+        return self._kind in EXACT_KINDS
+
+    @property
     def config(self) -> VectorIndexConfig:
         return self._config
 
@@ -163,7 +201,7 @@ class VectorIndex:
     def effective_nprobe(self) -> int | None:
         """IVF lists an unfiltered search scans now; None for the flat index."""
         with self._lock:
-            return self._nprobe() if self._kind == "ivf" else None
+            return None if self._kind == "flat" else self._nprobe()
 
     def set_nprobe(self, nprobe: int) -> None:
         """Changes config.nprobe, the IVF speed/recall knob; the flat index ignores it."""
@@ -181,16 +219,12 @@ class VectorIndex:
             return np.sort(all_ids(self._index, self._kind))
 
     def vectors(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(ids int64 [n], vectors float32 [n, dim]) of those of `ids` held, in the order given.
+        """(ids int64 [n], vectors float32 [n, dim]) of those of `ids` (unique) the exact
+        source holds, in the order given: full precision, whatever the index kind.
 
             found, vectors = index.vectors(np.array([7, 8]))   # exact cosines of a few ids
-
-        Read from memory (the IVF lists' id -> entry map, or the flat index's own), where
-        the database would cost a query and a blob per vector.
         """
-        ids = _as_ids(ids, "ids")
-        with self._lock:
-            return lookup_vectors(self._index, ids)
+        return self._exact.get(_as_ids(ids, "ids"))
 
     def search(
         self, queries: np.ndarray, k: int, *, candidate_filter: np.ndarray | None = None
@@ -211,9 +245,25 @@ class VectorIndex:
             raise InputError(f"k must be >= 1, got {k}")
         selector_ids = None if candidate_filter is None else _as_ids(candidate_filter, "candidate_filter")
         with self._lock:
-            scores, ids = self._search_locked(queries, int(k), selector_ids)
+            exact = self.exact
+            fetch = int(k) + rescore_margin(self._kind, self._config)
+            scores, ids = self._search_locked(queries, fetch, selector_ids)
         scores[ids < 0] = -np.inf
-        return scores, ids
+        return (scores, ids) if exact else self._rescored(queries, scores, ids, int(k))
+
+    def _rescored(self, queries: np.ndarray, scores: np.ndarray, ids: np.ndarray, k: int):
+        """The top k of each row's candidates by exact cosine (full-precision vectors from
+        the exact source); a candidate it lacks (removed meanwhile) keeps its code's score."""
+        top_scores = np.full((len(queries), k), -np.inf, np.float32)
+        top_ids = np.full((len(queries), k), -1, np.int64)
+        for row, query in enumerate(queries):
+            held = ids[row] >= 0
+            candidates, row_scores = ids[row][held], scores[row][held]
+            found, vectors = self._exact.get(candidates)
+            row_scores[np.isin(candidates, found, assume_unique=True)] = vectors @ query
+            order = np.argsort(-row_scores, kind="stable")[:k]
+            top_scores[row, :len(order)], top_ids[row, :len(order)] = row_scores[order], candidates[order]
+        return top_scores, top_ids
 
     def _search_locked(self, queries: np.ndarray, k: int, selector_ids: np.ndarray | None):
         import faiss
@@ -251,6 +301,7 @@ class VectorIndex:
         if len(ids) == 0:
             return
         with self._writer:
+            self._exact.add(ids, vectors)
             with self._lock:
                 self._index.remove_ids(ids)
                 self._index.add_with_ids(vectors, ids)
@@ -263,6 +314,7 @@ class VectorIndex:
         if len(ids) == 0:
             return 0
         with self._writer:
+            self._exact.remove(ids)
             with self._lock:
                 removed = int(self._index.remove_ids(ids))
                 self._gpu = None
@@ -274,32 +326,32 @@ class VectorIndex:
         target = self._target_kind()
         if target is None:
             return
-        with self._lock:
-            ids, vectors = all_vectors(self._index, self._kind)
-        log.info("rebuilding vector index: %s -> %s at %d vectors", self._kind, target, len(ids))
-        built = build_kind(target, self._dim, ids, vectors, self._config)
+        count = len(self._exact)
+        log.info("rebuilding vector index: %s -> %s at %d vectors", self._kind, target, count)
+        built = build_kind(target, self._dim, self._exact.batches, count, self._config)
         with self._lock:
             self._install(*built)
 
     def _target_kind(self) -> Kind | None:
+        """The kind to rebuild as now, or None. Codes switch with size only when the lists
+        are retrained anyway (growth by regrow_factor), or when shrinking far below."""
         n, cfg = self._index.ntotal, self._config
         if self._kind == "flat":
-            return "ivf" if n > cfg.exact_max else None
+            return self._kind_for(n) if n > cfg.exact_max else None
         if n < cfg.exact_max * cfg.shrink_ratio:
             return "flat"
         if n > self._trained_count * cfg.regrow_factor:
+            return self._kind_for(n)
+        if self._kind == "ivf-pq" and n < cfg.pq_above * cfg.shrink_ratio:
             return "ivf"
         return None
 
     def _install(self, faiss_index, kind: Kind, trained_count: int) -> None:
-        """Makes `faiss_index` the live index; caller holds the lock (or is __init__)."""
-        if kind == "ivf":
-            import faiss
+        """Makes `faiss_index` the live index; caller holds the lock (or is __init__).
 
-            if faiss_index.direct_map.type == faiss.DirectMap.NoMap:
-                # id -> list entry, for `vectors`; a hash table, as an array map cannot
-                # remove ids. ~40 ms and ~5 MB per 100k vectors; saved with the file.
-                faiss_index.set_direct_map_type(faiss.DirectMap.Hashtable)
+        No id -> entry map on IVF (it cost ~50 bytes a vector): vectors by id come from
+        the exact source, and `remove_ids` scans the lists' ids instead (~ms per 1M).
+        """
         self._index, self._kind, self._trained_count = faiss_index, kind, trained_count
         self._gpu = None
 
@@ -324,7 +376,7 @@ class VectorIndex:
             import faiss
 
             gpu = faiss.index_cpu_to_gpu(_gpu_resources(), self._config.gpu_device, self._index)
-            if self._kind == "ivf":
+            if self._kind != "flat":
                 faiss.GpuParameterSpace().set_index_parameter(gpu, "nprobe", self._nprobe())
             self._gpu = gpu
         return self._gpu

@@ -17,6 +17,7 @@ from engine.errors import StoreError
 from engine.store.schema import Passage, Vector
 from engine.store.store import Store
 from engine.store.urls import mask_url, one_line, scrub
+from engine.store.vector_blobs import EARLIER, STORED
 
 MAX_REPORTED = 20  # integrity_check lines kept; a badly damaged file yields thousands
 
@@ -80,10 +81,12 @@ def vector_ids(store: Store, generation_id: int) -> np.ndarray:
 
 
 def bad_vector_sizes(store: Store, generation_id: int, dim: int) -> int:
-    """How many stored vectors of the generation are not `dim` float32 values long."""
+    """How many stored vectors of the generation are neither `dim` float16 values long
+    nor `dim` float32 ones (earlier versions)."""
     with store.session() as s:
         return s.scalar(select(func.count()).where(
-            Vector.generation_id == generation_id, func.length(Vector.data) != 4 * dim)) or 0
+            Vector.generation_id == generation_id,
+            func.length(Vector.data).not_in([STORED.itemsize * dim, EARLIER.itemsize * dim]))) or 0
 
 
 def _ids(store: Store, query) -> np.ndarray:

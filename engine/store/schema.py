@@ -122,7 +122,8 @@ class IndexGeneration(Base):
 
 
 class Vector(Base):
-    """One passage's float32 vector in one generation (raw little-endian bytes)."""
+    """One passage's vector in one generation: float16 little-endian bytes (earlier versions:
+    float32; engine.store.vector_blobs reads both)."""
 
     __tablename__ = "vectors"
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import create_engine, delete, event, func, select, update
+from sqlalchemy import bindparam, create_engine, delete, event, func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -24,6 +24,7 @@ from engine.store.exclusions import ExclusionsMixin
 from engine.store.schema import Document, DocumentText, IndexGeneration, Passage, Root, Vector
 from engine.store.migrate import migrate
 from engine.store.urls import check_sqlite_folder, mask_url, one_line, scrub, sqlite_file
+from engine.store.vector_blobs import EARLIER, STORED, decode_vectors, vector_blobs
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class DocumentWrite:
     format: str
     language: str | None
     passages: tuple[NewPassage, ...]
-    vectors: np.ndarray  # [len(passages), dim] float32
+    vectors: np.ndarray  # [len(passages), dim] float32 (stored as float16: vector_blobs)
     parent: str | None = None  # the document holding it (an archive, a message)
     title: str | None = None
     date: float | None = None  # the document's own date (a message's), epoch seconds
@@ -378,11 +379,8 @@ class Store(ExclusionsMixin):
         if w.text is not None:
             s.add(DocumentText(document_id=doc.id, data=w.text))
         ids = [p.id for p in doc.passages]
-        vectors = np.ascontiguousarray(w.vectors, dtype="<f4")
-        s.add_all(
-            Vector(generation_id=generation_id, passage_id=pid, data=vectors[i].tobytes())
-            for i, pid in enumerate(ids)
-        )
+        s.add_all(Vector(generation_id=generation_id, passage_id=pid, data=blob)
+                  for pid, blob in zip(ids, vector_blobs(w.vectors)))
         return ids
 
     def _delete_documents(self, s: Session, paths: list[str]) -> list[int]:
@@ -501,12 +499,9 @@ class Store(ExclusionsMixin):
 
     def add_vectors(self, generation_id: int, ids: Sequence[int], vectors: np.ndarray) -> None:
         """Stores vectors of existing passages in a (building) generation."""
-        vectors = np.ascontiguousarray(vectors, dtype="<f4")
         with self.session() as s:
-            s.add_all(
-                Vector(generation_id=generation_id, passage_id=int(pid), data=vectors[i].tobytes())
-                for i, pid in enumerate(ids)
-            )
+            s.add_all(Vector(generation_id=generation_id, passage_id=int(pid), data=blob)
+                      for pid, blob in zip(ids, vector_blobs(vectors)))
             s.execute(
                 update(IndexGeneration)
                 .where(IndexGeneration.id == generation_id)
@@ -527,9 +522,41 @@ class Store(ExclusionsMixin):
             if not rows:
                 return
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
-            yield ids, vectors.astype(np.float32, copy=False)
+            yield ids, decode_vectors([r[1] for r in rows], dim)
             last = int(ids[-1])
+
+    def count_vectors(self, generation_id: int) -> int:
+        with self.session() as s:
+            return s.scalar(select(func.count()).where(Vector.generation_id == generation_id)) or 0
+
+    def has_earlier_vectors(self, generation_id: int, dim: int) -> bool:
+        """True when the generation holds float32 vectors of earlier versions."""
+        with self.session() as s:
+            return s.scalar(select(Vector.passage_id).where(
+                Vector.generation_id == generation_id,
+                func.length(Vector.data) == EARLIER.itemsize * dim).limit(1)) is not None
+
+    def convert_vectors(self, generation_id: int, dim: int, batch: int = 5_000) -> int:
+        """Rewrites the generation's float32 vectors as float16, in one transaction: a
+        crash leaves all of them as they were or all converted. Returns how many."""
+        table = Vector.__table__
+        change = table.update().where(table.c.generation_id == bindparam("g"),
+                                      table.c.passage_id == bindparam("p")).values(data=bindparam("d"))
+        converted, last = 0, -1
+        with self.session() as s:
+            while True:
+                rows = s.execute(select(Vector.passage_id, Vector.data).where(
+                    Vector.generation_id == generation_id, Vector.passage_id > last,
+                    func.length(Vector.data) == EARLIER.itemsize * dim)
+                    .order_by(Vector.passage_id).limit(batch)).all()
+                if not rows:
+                    return converted
+                vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=EARLIER).reshape(-1, dim)
+                s.connection().execute(change, [
+                    {"g": generation_id, "p": pid, "d": blob}
+                    for (pid, _), blob in zip(rows, vector_blobs(vectors.astype(STORED)))])
+                converted += len(rows)
+                last = int(rows[-1][0])
 
 
 def _private_sqlite_file(url: str) -> None:

@@ -45,7 +45,7 @@ def test_index_search_status_forget(default_models, capsys, tmp_path):
     assert (status["documents"], status["failed"]) == (3, 1)
     assert status["model"] == "multilingual-e5-small"
 
-    code, out, _ = run(capsys, "index", str(corpus))
+    code, out, _ = run(capsys, "index", "--priority", "normal", str(corpus))
     assert "indexed 0, unchanged 3, removed 0, skipped 1" in out  # the broken PDF counts once
 
     code, out, _ = run(capsys, "forget", str(corpus / "transsib_ru.txt"))
@@ -61,6 +61,8 @@ def test_user_mistakes_are_one_line_errors(default_models, capsys, tmp_path):
     assert code == 2 and err.count("\n") == 1 and "no such file or folder" in err
     code, out, err = run(capsys, "forget", str(tmp_path))
     assert code == 1 and err.startswith("babelfind: error:") and "not indexed" in err
+    code, out, err = run(capsys, "index", "--priority", "high", str(tmp_path))
+    assert code == 2 and "invalid choice: 'high'" in err
     code, out, err = run(capsys, "--db", "postgresql+psycopg://x:y@127.0.0.1:1/none?connect_timeout=1", "status")
     assert code == 1 and "cannot open the database" in err and "Traceback" not in err
 

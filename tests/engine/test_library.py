@@ -208,10 +208,12 @@ def test_switch_model_keeps_answering_until_done(library, monkeypatch, tmp_path)
 def test_vectors_in_faiss_are_the_stored_ones_made_language_neutral(library, tmp_path):
     finish(library.index_paths([write_corpus(tmp_path / "corpus")]))
     generation = library.live.generation
-    ids, vectors = next(library.store.iter_vectors(generation.id, generation.dim))
+    ids, stored = next(library.store.iter_vectors(generation.id, generation.dim))
     language = library.store.passages([int(ids[0])])[int(ids[0])].language
-    held = library.live.passage_vectors(vectors[:1], [language])  # the stored vector, language-neutral
-    scores, found = library.live.search(held, 1)
+    found, vectors = library.live.vectors(ids[:1])  # stored as float16, read as unit rows
+    # what search compares: the stored vector, language-neutral
+    np.testing.assert_allclose(vectors, library.live.passage_vectors(stored[:1], [language]), atol=1e-3)
+    scores, found = library.live.search(vectors, 1)
     assert found[0, 0] == ids[0] and np.isclose(scores[0, 0], 1.0, atol=1e-5)
 
 

@@ -116,3 +116,8 @@ def test_matmul_nbits_packing_gives_the_product_of_the_dequantised_weights():
 def test_a_row_that_is_not_whole_blocks_is_refused():
     with pytest.raises(ValueError, match="multiple of 32"):
         q4.blocks_per_row(48)
+
+
+def test_unpacking_matmul_nbits_gives_back_the_exact_dequantised_weights(rows):
+    blocks, values = rows
+    assert np.array_equal(q4.unpack_matmul_nbits(*q4.matmul_nbits_weights(blocks)), values)

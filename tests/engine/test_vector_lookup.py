@@ -1,12 +1,13 @@
-"""Vectors read back by id from memory (VectorIndex.vectors, LiveIndex.vectors) equal what
-was added, on the flat and the IVF index, after removals, a rebuild and a save/load;
-an id the index lacks comes from the database. Seeded random unit vectors."""
+"""Vectors read back by id (VectorIndex.vectors from its exact source, LiveIndex.vectors
+from the store) equal what was added, on the flat and the IVF index, after removals, a
+rebuild and a save/load; the store gives them back as float16. Seeded random unit vectors."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from engine.index.exact_vectors import HeldVectors
 from engine.index.live_index import LiveIndex
 from engine.index.vector_config import VectorIndexConfig
 from engine.index.vectors import VectorIndex
@@ -26,7 +27,8 @@ def test_vectors_by_id_equal_the_added_ones(n, tmp_path):
     rng = np.random.default_rng(n)
     ids = rng.choice(10 * n, n, replace=False).astype(np.int64)
     vectors = unit(rng, n)
-    index = VectorIndex.build(DIM, ids, vectors, config=SMALL)
+    held = HeldVectors(DIM)
+    index = VectorIndex.build(DIM, ids, vectors, config=SMALL, exact=held)
     assert index.kind == ("flat" if n < SMALL.exact_max else "ivf")
     wanted = rng.choice(ids, 20, replace=False)
     found, got = index.vectors(wanted)
@@ -43,7 +45,8 @@ def test_vectors_by_id_equal_the_added_ones(n, tmp_path):
     np.testing.assert_array_equal(index.vectors(wanted[5:6])[1], replacement)
 
     index.save(tmp_path / "v.faiss", generation=3)
-    loaded = VectorIndex.load(tmp_path / "v.faiss", expected_generation=3, dim=DIM, config=SMALL)
+    loaded = VectorIndex.load(tmp_path / "v.faiss", expected_generation=3, dim=DIM, config=SMALL,
+                              exact=held)
     assert loaded is not None
     found, got = loaded.vectors(wanted[5:])
     np.testing.assert_array_equal(got, index.vectors(wanted[5:])[1])
@@ -61,7 +64,7 @@ def test_vectors_survive_a_switch_from_flat_to_ivf():
     np.testing.assert_array_equal(got, vectors[[3, 150, 399]])
 
 
-def test_live_index_reads_missing_ids_from_the_database(tmp_path):
+def test_live_index_reads_vectors_from_the_database_also_those_it_has_not_caught_up_with(tmp_path):
     store = Store.open(f"sqlite:///{tmp_path / 'store.db'}")
     generation = store.create_generation("model", DIM, "active")
     root = store.ensure_root("/")
@@ -79,7 +82,8 @@ def test_live_index_reads_missing_ids_from_the_database(tmp_path):
     _, (second,) = store.write_documents(root, generation.id, [document("/b.txt", vectors[3:])])
     found, got = live.vectors(np.array(second + first[:1] + [999]))
     assert found.tolist() == sorted(first[:1] + second)
-    np.testing.assert_array_equal(got, vectors[[0, 3, 4, 5]])
+    np.testing.assert_allclose(got, vectors[[0, 3, 4, 5]], atol=1e-3)  # float16: ~3 digits
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
 
 
 @pytest.mark.parametrize("spacing", [3, 10**7], ids=["dense-ids-bitmap", "sparse-ids-hash-set"])

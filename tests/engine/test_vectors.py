@@ -18,6 +18,7 @@ import pytest
 
 from engine.index import vector_file
 from engine.errors import InputError
+from engine.index.exact_vectors import HeldVectors
 from engine.index.vectors import VectorIndex, gpu_available
 from engine.index.vector_config import VectorIndexConfig
 
@@ -231,10 +232,11 @@ def test_ivf_is_retrained_when_it_has_grown():
 def test_save_load_round_trip(tmp_path, config):
     rng = np.random.default_rng(10)
     vectors, ids = _sphere(rng, 2_000), rng.choice(10**12, 2_000, replace=False).astype(np.int64)
-    index = VectorIndex.build(DIM, ids, vectors, config=config)
+    held = HeldVectors(DIM)  # the full-precision vectors, which the file does not hold
+    index = VectorIndex.build(DIM, ids, vectors, config=config, exact=held)
     path = tmp_path / "vectors.faiss"
     index.save(path, generation=42)
-    loaded = VectorIndex.load(path, expected_generation=42, dim=DIM, config=config)
+    loaded = VectorIndex.load(path, expected_generation=42, dim=DIM, config=config, exact=held)
     assert loaded is not None and loaded.kind == index.kind and len(loaded) == 2_000
     np.testing.assert_array_equal(loaded.ids(), np.sort(ids))
     queries = _sphere(rng, 5)
@@ -434,3 +436,46 @@ def test_search_while_another_thread_adds_and_removes():
     kept = np.setdiff1d(ids, np.concatenate([ids[s:s + 25] for s in range(0, 3_000, 250)]))
     np.testing.assert_array_equal(index.ids(), kept)
     assert index.kind == "ivf"
+
+
+# ---- product-quantisation codes for the largest libraries --------------------------------
+
+
+def test_largest_libraries_hold_pq_codes_and_re_scoring_keeps_search_exact(tmp_path):
+    """Above pq_above the lists hold PQ codes (a few bytes a vector); with every list
+    scanned and enough candidates re-scored, search equals the brute-force reference."""
+    rng = np.random.default_rng(18)
+    vectors, ids = _mixture(rng, 3_000, DIM, clusters=30), np.arange(3_000, dtype=np.int64)
+    config = VectorIndexConfig(exact_max=500, pq_above=2_000, pq_bytes=8, nprobe=10**6,
+                               min_scanned=0, pq_rescore_margin=200, use_gpu="never")
+    held = HeldVectors(DIM)
+    index = VectorIndex.build(DIM, ids, vectors, config=config, exact=held)
+    assert index.kind == "ivf-pq" and not index.exact
+    queries = _mixture(rng, 20, DIM, clusters=30)
+    scores, found = index.search(queries, 10)
+    ref_scores, ref_ids = _brute_force(ids, vectors, queries, 10)
+    np.testing.assert_array_equal(found, ref_ids)
+    np.testing.assert_allclose(scores, ref_scores, atol=1e-5)
+    path = tmp_path / "pq.faiss"
+    index.save(path, generation=1)
+    # 8 code bytes and an 8-byte id a vector, plus the codebooks: less than 8-bit codes take
+    assert 3_000 * (8 + 8) < path.stat().st_size < 3_000 * (DIM + 8)
+    loaded = VectorIndex.load(path, expected_generation=1, dim=DIM, config=config, exact=held)
+    assert loaded.kind == "ivf-pq"
+    np.testing.assert_array_equal(loaded.search(queries, 10)[1], ref_ids)
+
+
+def test_codes_change_kind_only_when_the_lists_are_retrained():
+    rng = np.random.default_rng(19)
+    vectors, ids = _sphere(rng, 2_600), np.arange(2_600, dtype=np.int64)
+    config = VectorIndexConfig(exact_max=100, pq_above=1_000, pq_bytes=8, regrow_factor=2.0,
+                               min_scanned=0, use_gpu="never")
+    index = VectorIndex.build(DIM, ids[:600], vectors[:600], config=config)
+    assert index.kind == "ivf"
+    index.add(ids[600:1_100], vectors[600:1_100])  # past pq_above, not yet 2x the trained 600
+    assert index.kind == "ivf"
+    index.add(ids[1_100:1_300], vectors[1_100:1_300])  # 1 300 > 2 x 600: retrained as PQ
+    assert index.kind == "ivf-pq"
+    index.remove(ids[:900])  # 400 < 1 000 * 0.5: back to 8-bit codes
+    assert index.kind == "ivf"
+    np.testing.assert_array_equal(index.ids(), ids[900:1_300])

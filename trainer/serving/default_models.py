@@ -199,8 +199,8 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
                                                 else (*_minilm_weights(), None))
     # with the gate's data, the gate itself decides (int8 is in `variants`)
     evidence = _int8_evidence(model.name) if tatoeba_dir is None else None
-    if q4_blocks is not None and (variants or evidence.scheme is not None):
-        q4_blocks = None  # fp16 and int8 are made from fp32 MatMuls
+    if q4_blocks is not None and "fp16" in variants:
+        q4_blocks = None  # fp16 is made from fp32 MatMuls; int8 reads the 4-bit values
     register_bert(state, config, tokenizer_json, model.name, pooling=model.pooling,
                   prefixes=model.prefixes, max_length=model.max_length, languages=model.languages,
                   source=model.source, licence=model.licence, notes=model.notes,

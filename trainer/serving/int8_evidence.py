@@ -57,17 +57,22 @@ class Int8Decision:
 
 
 def int8_decision(name: str, weights_sha256: str, evidence: dict | None = None) -> Int8Decision:
-    """The first scheme whose evidence for exactly these weights passed; else none, with why.
+    """The fastest scheme (quantise.DEFAULT_SCHEMES' order, then the file's) whose evidence
+    for exactly these weights passed; else none, with why.
 
     >>> int8_decision("multilingual-e5-small", "ab12...").record["reason"]
     'dynamic-pc: est +1.75 points Tatoeba error (gate: <= 2 per language); ...'
     """
     evidence = evidence if evidence is not None else load_evidence()
+    from trainer.serving.quantise import DEFAULT_SCHEMES
+
     entries = [e for e in evidence["models"].get(name, [])
                if e.get("weights_sha256") == weights_sha256]
-    for entry in entries:
-        if entry.get("gate") == "passed":
-            return Int8Decision(entry["scheme"], _record(entry))
+    speed = {scheme_id: i for i, scheme_id in enumerate(DEFAULT_SCHEMES)}
+    passed = sorted((e for e in entries if e.get("gate") == "passed"),
+                    key=lambda e: speed.get(e["scheme"], len(speed)))
+    if passed:
+        return Int8Decision(passed[0]["scheme"], _record(passed[0]))
     if not entries:
         return Int8Decision(None, {
             "file": None, "gate": "not run",

@@ -5,7 +5,10 @@
     >>> info["gate"], info["reason"]        # ('refused', 'est +4.45 points Tatoeba error ...')
 
 int8 quantises MatMul weights (per output channel) by one of the `SCHEMES`; the embedding
-table (Gather), LayerNorm, Softmax, GELU and the pooling stay float. With benchmark data
+table (Gather), LayerNorm, Softmax, GELU and the pooling stay float. Activations are
+scaled per token ("rowwise", trainer.serving.rowwise_int8), per tensor by ONNX Runtime
+("dynamic"), or by calibrated ranges ("static"). A 4-bit model (MatMulNBits layers) is
+read as its exact float values first. With benchmark data
 (`GateData`) the int8 gate of `trainer.serving.int8_gate` decides: Tatoeba over every language and
 STS-B against fp32. Without it only the cheap cosine check runs (mean cosine to fp32 >=
 0.995 on the given texts, worst >= 0.99): the file is kept but its gate is "not run", so
@@ -15,6 +18,7 @@ STS-B against fp32. Without it only the cheap cosine check runs (mean cosine to 
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
@@ -42,18 +46,24 @@ INT8_FILE = "model.int8.onnx"
 class Int8Scheme:
     """One way to make the int8 file; `id` keys the evidence file, so never reuse one.
 
-    keep: MatMuls left in float: "" (none), "ffn_out" (`sensitive_matmuls`) or
-    "layers:0,11" (every MatMul of those encoder layers).
+    keep: MatMuls left in float: "" (none), "ffn_out" (`sensitive_matmuls`), "qkv"
+    (`attention_in_matmuls`) or "layers:0,11" (every MatMul of those encoder layers).
+    method: "dynamic" (ONNX Runtime's: activations scaled per tensor, per run), "rowwise"
+    (trainer.serving.rowwise_int8: activations scaled per token, per run) or "static"
+    (QDQ, scales calibrated once).
     """
 
     id: str
     label: str
-    method: str = "dynamic"  # "dynamic" (activations scaled per run) | "static" (QDQ, calibrated)
+    method: str = "dynamic"
     keep: str = ""
     reduce_range: bool = False  # 7-bit weights: no int16 saturation on CPUs without VNNI
 
 
 SCHEMES = {s.id: s for s in (
+    Int8Scheme("rowwise", "all MatMul weights, activations scaled per token", method="rowwise"),
+    Int8Scheme("rowwise-qkv-fp32", "MatMul weights except Q, K, V, activations scaled per token",
+               method="rowwise", keep="qkv"),
     Int8Scheme("dynamic-pc", "all MatMul weights"),
     Int8Scheme("dynamic-pc-ffn-out-fp32", "MatMul weights except FFN output", keep="ffn_out"),
     Int8Scheme("dynamic-pc-rr", "all MatMul weights, 7-bit range", reduce_range=True),
@@ -62,8 +72,9 @@ SCHEMES = {s.id: s for s in (
     Int8Scheme("static-qdq-pc", "static QDQ, MatMul weights and inputs, calibrated on PUD "
                "and Wikipedia", method="static"),
 )}
-# Tried in order by `make_int8_variant` when no scheme is named.
-DEFAULT_SCHEMES = ("dynamic-pc", "dynamic-pc-ffn-out-fp32")
+# Fastest first (docs/benchmarks.md, "int8 gate"): tried in this order by
+# `make_int8_variant` when no scheme is named, and preferred in it among passed evidence.
+DEFAULT_SCHEMES = ("rowwise", "dynamic-pc", "rowwise-qkv-fp32", "dynamic-pc-ffn-out-fp32")
 
 
 def scheme(scheme_id: str) -> Int8Scheme:
@@ -201,6 +212,14 @@ def sensitive_matmuls(model_path: Path) -> list[str]:
     return names
 
 
+def attention_in_matmuls(model_path: Path) -> list[str]:
+    """The Q, K and V projections: weight MatMuls whose input feeds three or more of them."""
+    from trainer.serving.rowwise_int8 import weight_matmul_groups
+
+    groups = weight_matmul_groups(_load_graph(model_path)).values()
+    return [node.name for nodes in groups if len(nodes) >= 3 for node in nodes]
+
+
 def layer_matmuls(model_path: Path, which: str) -> list[str]:
     """MatMul nodes of the encoder layers named in `which` ("first,last" or "0,11")."""
     import re
@@ -223,6 +242,8 @@ def kept_in_float(int8_scheme: Int8Scheme, model_path: Path) -> list[str]:
         return []
     if int8_scheme.keep == "ffn_out":
         return sensitive_matmuls(model_path)
+    if int8_scheme.keep == "qkv":
+        return attention_in_matmuls(model_path)
     if int8_scheme.keep.startswith("layers:"):
         return layer_matmuls(model_path, int8_scheme.keep.removeprefix("layers:"))
     raise InputError(f"int8 scheme {int8_scheme.id}: unknown keep {int8_scheme.keep!r}")
@@ -230,15 +251,48 @@ def kept_in_float(int8_scheme: Int8Scheme, model_path: Path) -> list[str]:
 
 def build_int8(int8_scheme: Int8Scheme, manifest, folder: Path, dest: Path,
                calibration_texts: Sequence[str] = ()) -> Path:
-    """Writes `dest`, the fp32 model of `folder` quantised by `int8_scheme`."""
-    src = folder / manifest.variant_file("fp32")
-    exclude = kept_in_float(int8_scheme, src)
-    if int8_scheme.method == "dynamic":
-        return quantise_int8(src, dest, exclude, reduce_range=int8_scheme.reduce_range)
-    if not calibration_texts:
+    """Writes `dest`, the fp32 model of `folder` quantised by `int8_scheme` (4-bit
+    MatMulNBits layers are read as their exact float values first)."""
+    if int8_scheme.method == "static" and not calibration_texts:
         raise InputError(f"int8 scheme {int8_scheme.id} needs calibration sentences")
-    batches = calibration_batches(manifest, folder, calibration_texts)
-    return quantise_static_int8(src, dest, batches, exclude)
+    with _float_matmul_graph(folder / manifest.variant_file("fp32"), dest) as src:
+        exclude = kept_in_float(int8_scheme, src)
+        if int8_scheme.method == "dynamic":
+            return quantise_int8(src, dest, exclude, reduce_range=int8_scheme.reduce_range)
+        if int8_scheme.method == "rowwise":
+            return quantise_rowwise_int8(src, dest, exclude)
+        batches = calibration_batches(manifest, folder, calibration_texts)
+        return quantise_static_int8(src, dest, batches, exclude)
+
+
+def quantise_rowwise_int8(src: Path, dest: Path, exclude: Sequence[str] = ()) -> Path:
+    """int8 MatMul weights with activations scaled per token (trainer.serving.rowwise_int8)."""
+    import onnx
+
+    from trainer.serving.rowwise_int8 import rowwise_int8
+
+    onnx.save(rowwise_int8(onnx.load(str(src)), keep=set(exclude)), str(dest))
+    return dest
+
+
+@contextmanager
+def _float_matmul_graph(src: Path, dest: Path):
+    """`src`, or when it has 4-bit MatMulNBits layers a scratch copy beside `dest` with
+    them as float MatMuls (the quantisers read float weights); removed afterwards."""
+    import onnx
+
+    from trainer.serving.rowwise_int8 import dequantised_matmuls
+
+    model = onnx.load(str(src))
+    if not any(node.op_type == "MatMulNBits" for node in model.graph.node):
+        yield src
+        return
+    scratch = dest.with_name(dest.name + ".float-matmuls.tmp")
+    try:
+        onnx.save(dequantised_matmuls(model), str(scratch))
+        yield scratch
+    finally:
+        scratch.unlink(missing_ok=True)
 
 
 def make_int8_variant(manifest, folder: Path, texts: Sequence[str], *, tatoeba_dir=None,
@@ -261,7 +315,7 @@ def make_int8_variant(manifest, folder: Path, texts: Sequence[str], *, tatoeba_d
         build_int8(int8_scheme, manifest, folder, dest, texts)
         mean, worst = _mean_cosine(manifest, folder, INT8_FILE, texts)
         info = {"file": INT8_FILE, "for": "cpu", "scheme": int8_scheme.id,
-                "scheme_label": f"{int8_scheme.method} per-channel int8, {int8_scheme.label}",
+                "scheme_label": f"{int8_scheme.method} int8, {int8_scheme.label}",
                 "mean_cosine": mean, "min_cosine": worst}
         if data is None:
             problem = _cosine_problem(int8_scheme.label, mean, worst)
@@ -271,8 +325,9 @@ def make_int8_variant(manifest, folder: Path, texts: Sequence[str], *, tatoeba_d
         else:
             reference = reference or _measure(manifest, folder, manifest.variant_file("fp32"), data)
             info |= _gate(manifest, folder, data, reference)
-            if info["gate"] == "passed":
-                return info
+            if info["gate"] == "passed":  # with why the faster schemes before it were not
+                return info | ({"refused_before": [{"scheme": a["scheme"], "reason": a["reason"]}
+                                                   for a in attempts]} if attempts else {})
             problem = f"{int8_scheme.label}: {info['reason']}"
             attempts.append(info | {"file": None})
         reasons.append(problem)

@@ -147,13 +147,29 @@ def test_the_default_models_word_table_is_left_4_bit_when_read():
     assert bert_q4_blocks(weights)["embeddings.word_embeddings.weight"].shape == (weights.header.vocab_size, 12 * 18)
 
 
-def test_q4_weights_with_fp16_or_int8_variants_are_refused(tiny_src, paths):
+def test_q4_weights_with_the_fp16_variant_are_refused(tiny_src, paths):
     from engine.errors import InputError
 
     state, config, tokenizer, blocks = _q4_tiny(tiny_src)
-    with pytest.raises(InputError, match="int8"):
-        register_bert(state, config, tokenizer, "tiny", max_length=64, variants=("int8",),
+    with pytest.raises(InputError, match="fp16"):
+        register_bert(state, config, tokenizer, "tiny", max_length=64, variants=("fp16",),
                       paths=paths, q4_blocks=blocks)
+
+
+def test_int8_of_a_4_bit_model_reads_its_layers_exact_values(tiny_src, paths):
+    """int8 is made from the 4-bit layers dequantised (MatMulNBits read back as MatMul):
+    the fp32 variant stays 4-bit and the int8 file holds no MatMulNBits."""
+    import onnx
+
+    state, config, tokenizer, blocks = _q4_tiny(tiny_src)
+    manifest = register_bert(state, config, tokenizer, "tiny-q4", max_length=64, variants=("int8",),
+                             paths=paths, q4_blocks=blocks)
+    folder = paths.models / "tiny-q4"
+    assert any(n.op_type == "MatMulNBits" for n in onnx.load(str(folder / "model.onnx")).graph.node)
+    int8 = manifest.variants["int8"]
+    assert int8["scheme"] == "rowwise" and int8["min_cosine"] >= 0.99, int8
+    ops = {n.op_type for n in onnx.load(str(folder / int8["file"])).graph.node}
+    assert "MatMulIntegerToFloat" in ops and "MatMulNBits" not in ops
 
 
 def test_q4_blocks_that_do_not_match_the_weights_are_a_model_error(tiny_src, paths):

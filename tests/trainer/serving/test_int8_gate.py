@@ -12,7 +12,7 @@ from trainer.serving.int8_gate import (
     FULL_TATOEBA_LANGUAGES, INCOMPLETE, PASSED, REFUSED, Quality, calibration_sentences,
     evidence_record, judge_int8, quality_of_record,
 )
-from trainer.serving.quantise import SCHEMES
+from trainer.serving.quantise import DEFAULT_SCHEMES, SCHEMES
 
 LANGS = [f"l{i:03d}" for i in range(FULL_TATOEBA_LANGUAGES - 1)] + ["est"]
 
@@ -96,6 +96,13 @@ def test_decision_builds_only_a_scheme_that_passed_for_these_weights():
     assert [t["scheme"] for t in mixed["schemes_tried"]] == ["dynamic-pc", "dynamic-pc-rr"]
     unknown = int8_decision("x", "abc", _evidence(passed)).record
     assert unknown["gate"] == "not run" and "no int8 gate evidence" in unknown["reason"]
+
+
+def test_decision_prefers_the_fastest_scheme_that_passed():
+    slow = {"scheme": "dynamic-pc-ffn-out-fp32", "gate": PASSED, "reason": "fine"}
+    fast = {"scheme": "rowwise", "gate": PASSED, "reason": "fine"}
+    assert DEFAULT_SCHEMES.index("rowwise") < DEFAULT_SCHEMES.index(slow["scheme"])
+    assert int8_decision("m", "abc", _evidence(slow, fast)).scheme == "rowwise"
 
 
 def test_unreadable_evidence_file_names_it(tmp_path):
