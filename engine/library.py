@@ -41,6 +41,7 @@ from engine.events import (
 from engine.explain import explain as explain_scores
 from engine.indexer import Indexer, IndexerConfig
 from engine.index.keyword_index import KeywordIndex
+from engine.index.hubness import HubnessConfig
 from engine.index.live_index import LiveIndex
 from engine.langid import detect_language
 from engine.priority import lower_thread_priority
@@ -49,7 +50,7 @@ from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_messa
 from engine.query import ParsedQuery, parse_query, with_filters
 from engine.scan import key_path, path_key, user_path
 from engine.search import Mode, SearchIndexes, is_sentence, run_search
-from engine.search_config import SearchConfig
+from engine.search_config import ANSWER_FLOORS, SearchConfig
 from engine.store import Store
 from engine.store.catalog import passage_catalog
 from engine.store.urls import mask_url, sqlite_file
@@ -397,7 +398,7 @@ class Library:
             self.live.ensure_corrections(encoder, query_language=language, query=True)
             vector = self.live.query_vector(encoded, language)
         indexes = SearchIndexes(self.store, self.live, self.live.keywords)
-        config = config or SearchConfig()
+        config = config or default_search_config(self.live)
         results = run_search(indexes, parsed, vector, k, mode, config, language=language, facet=facet)
         if explain:
             results = explain_scores(results, self.store, self.live, encoded, language, config,
@@ -529,6 +530,14 @@ class Library:
     def _check_model(self) -> None:
         if self.encoder.name != self.live.generation.model_name:
             raise ModelMismatchError(self.live.generation.model_name, self.encoder.name)
+
+
+def default_search_config(live: LiveIndex) -> SearchConfig:
+    """SearchConfig with the answer floor measured for this generation's model, where one
+    was measured in the space its scores are made in (engine.search_config.ANSWER_FLOORS)."""
+    measured_space = live.means is not None and live.hubness_config == HubnessConfig()
+    floor = ANSWER_FLOORS.get(live.generation.model_name) if measured_space else None
+    return SearchConfig(answer_floor=floor)
 
 
 def indexer_config(paths: DataPaths, priority: str | None = None) -> IndexerConfig:

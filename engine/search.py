@@ -113,7 +113,8 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
     keyword = np.zeros(len(ids), np.float32)
     keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
     terms = query.highlight
-    unanswered = config.weak_when_unanswered and unanswered_query(query, words_found, language)
+    unanswered = ((config.weak_when_unanswered and unanswered_query(query, words_found, language))
+                  or (use_dense and below_answer_floor(cosine, keyword, config)))
     return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
                       unanswered, sentence=is_sentence(query, language), facet=facet)
 
@@ -132,6 +133,15 @@ def unanswered_query(query: ParsedQuery, words_found: bool, language: str | None
     A real question in a language the folder does not hold keeps its language; an
     identifier that is not in the folder is rightly unanswered."""
     return bool(query.keyword_words) and not words_found and language is None
+
+
+def below_answer_floor(cosine: np.ndarray, keyword: np.ndarray, config: SearchConfig) -> bool:
+    """True when no candidate comes near the query ("chocolate cake recipe" in a folder of
+    manuals): the best corrected cosine is under the model's answer floor and no passage
+    holds enough of the query's words (SearchConfig.answer_floor)."""
+    if config.answer_floor is None or not len(cosine) or np.all(np.isnan(cosine)):
+        return False
+    return bool(np.nanmax(cosine) < config.answer_floor and keyword.max(initial=0.0) < config.keyword_answer_share)
 
 
 def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,

@@ -59,6 +59,21 @@ class SearchConfig:
     # (The best z does not tell: with e5-small a nonsense query's best passage stands
     # 3.5 deviations out, a real question's as little as 2.4; docs/benchmarks.md.)
     weak_when_unanswered: bool = True
+    # Every match is weaker, too, when no passage comes near the query: its best dense
+    # score (language-neutral cosine less the hubness penalty) is under `answer_floor` and
+    # no passage holds the query's words with a share of `keyword_answer_share` or more.
+    # The z and the relative split cannot tell a question with no answer from one with:
+    # the best of unrelated passages always stands out of its own crowd. A cosine level
+    # is the encoder's own, so it is measured per model (ANSWER_FLOORS); None: no floor.
+    answer_floor: float | None = None
+    keyword_answer_share: float = 0.3
+
+
+# The answer floor of each model measured (bench/bench_search.py --floor, docs/search.md):
+# on four dev sets, 0.53 leaves 86-95% of the questions the folders do not answer (and of
+# nonsense) without a strong match, and keeps 91-97% of the right first results strong.
+# Measured in the default space (language-neutral, hubness k=5, beta=0.5).
+ANSWER_FLOORS = {"multilingual-e5-small": 0.53}
 
 
 def meaning_floor(best_z: float, config: SearchConfig) -> float:

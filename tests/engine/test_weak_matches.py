@@ -3,6 +3,7 @@ ones, and are counted apart from `total`; a query nothing answers well finds no 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -109,3 +110,70 @@ def test_unanswered_needs_all_three_signs(library):
 def test_weak_below_zero_keeps_every_match_strong(library):
     results = library.search_results("honey", k=10, config=SearchConfig(weak_below=0.0))
     assert results.weak_total == 0 and results.total == len(results.hits) >= 2
+
+
+def test_a_query_no_passage_comes_near_has_no_strong_match(library):
+    """The answer floor: under it, every match is weaker, unless a passage holds the
+    query's words (a name, an identifier) with a good share."""
+    never = SearchConfig(answer_floor=1.01)  # no cosine reaches it
+    unanswerable = library.search_results("chocolate cake recipe with strawberries", config=never)
+    assert unanswerable.total == 0 and unanswerable.weak_total > 0
+    assert all(hit.weak for hit in unanswerable.hits)
+    by_words = library.search_results("honey bees collect nectar", config=never)
+    assert by_words.total >= 1 and by_words.hits[0].path.endswith("bees.txt") and not by_words.hits[0].weak
+    no_floor = library.search_results("honey bees", config=SearchConfig(answer_floor=None))
+    assert no_floor.total >= 1
+
+
+def test_the_floor_is_the_one_measured_for_the_model_in_its_space(library):
+    from engine.library import default_search_config
+    from engine.search_config import ANSWER_FLOORS
+
+    live = library.live
+    assert default_search_config(live).answer_floor is None  # WordEncoder: nothing measured
+    e5 = dataclasses.replace(live.generation, model_name="multilingual-e5-small")
+    live.generation, saved = e5, live.generation
+    try:
+        assert default_search_config(live).answer_floor == ANSWER_FLOORS["multilingual-e5-small"]
+        live.means, means = None, live.means  # plain cosines: the floor was not measured there
+        assert default_search_config(live).answer_floor is None
+        live.means = means
+    finally:
+        live.generation = saved
+
+
+TECH_DOCS = {
+    "backup.txt": "Backing up your home folder. Copy your files to an external disk with rsync every week: "
+                  "rsync -a --delete ~/ /media/backup/home/ keeps an exact copy, and a second disk kept "
+                  "elsewhere protects against fire and theft.",
+    "permissions.txt": "File permissions. Every file has an owner, a group and a mode; chmod changes the "
+                       "mode, so that chmod 600 notes.txt lets only you read and write the file.",
+    "printing.txt": "Printing with CUPS. Open http://localhost:631 to add a printer, then lp -d office "
+                    "report.pdf prints the report on the office printer.",
+    "sauvegarde_fr.txt": "Sauvegarder son dossier personnel. Copiez chaque semaine vos fichiers sur un disque "
+                         "externe, et gardez un second disque ailleurs, à l'abri du feu et du vol.",
+}
+
+
+@pytest.mark.slow
+def test_the_default_model_says_when_nothing_answers(tmp_path, babelfind_home, installed_models):
+    from trainer.serving.default_models import DEFAULT_MODEL
+
+    from engine.config import save_settings
+
+    (babelfind_home / "models").symlink_to(installed_models, target_is_directory=True)
+    save_settings(data_paths(babelfind_home), active_model=DEFAULT_MODEL, device="cpu")
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    for name, text in TECH_DOCS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    library = Library.open(data_paths(babelfind_home))
+    try:
+        list(library.index_paths([folder]))
+        cake = library.search_results("chocolate cake recipe with strawberries")
+        assert cake.total == 0 and cake.weak_total > 0, [h.best.explanation for h in cake.hits]
+        backup = library.search_results("how do I keep a copy of my files in case my disk dies")
+        assert backup.total >= 1 and Path(backup.hits[0].path).name in ("backup.txt", "sauvegarde_fr.txt")
+        assert not backup.hits[0].weak
+    finally:
+        library.close()
