@@ -5,7 +5,8 @@
 Indexes the sample corpus (engine.resources.sample_corpus) with the active model in a
 throw-away BABELFIND_HOME (the default models are installed there first, or linked from
 --models), then saves: empty.png (the first-run welcome page), indexing.png,
-results.png, no_results.png and dark.png. Window settings go to a temporary
+results.png, no_results.png, no_answer.png (a question nothing in the sample answers:
+only weaker matches) and dark.png. Window settings go to a temporary
 QSettings folder, never to the user's.
 
 The two tools follow: train_summary.png (the training wizard's summary page, the time
@@ -35,7 +36,8 @@ SIZE = (1200, 760)  # the window's size on a first start (QtMainWindow._restore_
 QUERY_LIGHT = "why are the glaciers in the Alps shrinking"  # finds the German text
 QUERY_DARK = "how to bake sourdough bread with a crispy crust"  # finds the French PDF
 QUERY_NONE = '"purple elephants" type:pdf'  # no sample document holds the phrase
-SHOTS = ("empty", "indexing", "results", "no_results", "dark", "train_summary", "train_run", "mining")
+QUERY_NO_ANSWER = "how do I change the oil of a diesel car"  # no sample text is about cars
+SHOTS = ("empty", "indexing", "results", "no_results", "no_answer", "dark", "train_summary", "train_run", "mining")
 SHARED_DATA = REPO.parent / "shared" / "data"
 TRAIN_STEPS, TRAIN_EVAL_STEPS, TRAIN_BATCH = 40, 10, 16  # a short run that still draws curves
 STS_DEV_PAIRS = 300  # dev-STS on a prefix of STS-B dev keeps each evaluation short on a CPU
@@ -100,7 +102,7 @@ def _render(args, home: Path, settings_dir: Path) -> int:
             _save(window, args.out / "empty.png")
         if "indexing" in args.only:
             _shoot_indexing(app, window, args.corpus, args.out / "indexing.png")
-        elif {"results", "no_results", "dark"} & set(args.only):
+        elif {"results", "no_results", "no_answer", "dark"} & set(args.only):
             _index(app, window, args.corpus)
         if "results" in args.only:
             _search(app, window, QUERY_LIGHT)
@@ -108,6 +110,9 @@ def _render(args, home: Path, settings_dir: Path) -> int:
         if "no_results" in args.only:
             _search(app, window, QUERY_NONE)
             _save(window, args.out / "no_results.png")
+        if "no_answer" in args.only:
+            _search(app, window, QUERY_NO_ANSWER)
+            _save(window, args.out / "no_answer.png")
         if "train_summary" in args.only:
             _shoot_summary(app, window, args.data, args.out / "train_summary.png")
         if "train_run" in args.only:
