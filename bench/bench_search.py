@@ -39,6 +39,7 @@ the best of theirs.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -56,7 +57,7 @@ from engine.config import DataPaths, save_settings  # noqa: E402
 from engine.index.hubness import HubnessConfig, HubnessPenalties, passage_penalties  # noqa: E402
 from engine.langid import detect_language  # noqa: E402
 from engine.indexer import IndexerConfig  # noqa: E402
-from engine.library import Library  # noqa: E402
+from engine.library import Library, default_search_config  # noqa: E402
 from engine.search_config import SearchConfig  # noqa: E402
 from devsets import DEVSETS  # noqa: E402
 
@@ -403,11 +404,12 @@ def library_readings(library: Library, queries: list[dict], unanswerable: list[s
         result["no_answer"]["default"] = no_answer_reading(library, queries, unanswerable)
     if args.floor:
         result["floor"] = floor_reading(library, queries)
+    default = default_search_config(library.live)  # the answer floor of this model, as a search has
     for weight in args.weights:
-        config = SearchConfig(keyword_weight=weight)
+        config = dataclasses.replace(default, keyword_weight=weight)
         result["weights"][str(weight)] = through_library(library, queries, "fused", config)
     for options in args.configs:
-        config = SearchConfig(**json.loads(options))
+        config = dataclasses.replace(default, **json.loads(options))
         outcomes[f"fused {options}"] = found = library_outcomes(library, queries, "fused", config)
         result["weights"][options] = summarise([o["rank"] for o in found])
         if unanswerable:
