@@ -163,3 +163,12 @@ class LanguageBiasedEncoder:
                 out[row] += self.language_weight * _direction("language " + language)
             out[row] += 0.05 * _direction(text)  # no two texts alike
         return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `babelfind ARGV...` run in this process."""
+    from app.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err

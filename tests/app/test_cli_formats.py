@@ -6,14 +6,7 @@ import json
 
 import pytest
 from format_docs import make_mbox, make_png, make_xlsx, make_zip
-
-from app.cli import main
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from helpers import run_cli as run
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import WordEncoder
+from helpers import WordEncoder, run_cli as run
 from mining_fakes import ENGLISH, GERMAN, TranslationEncoder
 
 from app.cli import library_commands, main, mine_command
@@ -41,12 +41,6 @@ def corpus(tmp_path):
     for i in range(4):
         (root / "mining" / f"part{i}.txt").write_text(f"Parallel sentence number {i}.")
     return root
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_forget_subfolder_survives_reindex(word_library, corpus, capsys):

@@ -11,17 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from app.cli import main
+from helpers import run_cli as run
 from mining_fakes import ENGLISH, GERMAN
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

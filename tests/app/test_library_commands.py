@@ -6,16 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import run_cli as run
 
 from app.cli import main
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.slow
