@@ -97,8 +97,11 @@ def test_make_run_installs_the_app_without_the_test_tools():
 
     def commands(target: str) -> str:
         # -n: print the commands only (the venv named is never made)
-        done = subprocess.run(["make", "-n", "-B", "VENV=/nonexistent/venv", target], cwd=repo,
-                              capture_output=True, text=True, timeout=60)
+        # under `make test` the outer make's MAKEFLAGS and MAKELEVEL would add "Entering
+        # directory" lines around the commands
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+        done = subprocess.run(["make", "--no-print-directory", "-n", "-B", "VENV=/nonexistent/venv", target],
+                              cwd=repo, capture_output=True, text=True, timeout=60, env=env)
         assert done.returncode == 0, done.stderr
         return done.stdout
 
