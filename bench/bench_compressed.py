@@ -171,7 +171,8 @@ def build(work: Path, kind: str) -> dict:
 
         store = Store.open(info["url"])
         live = LiveIndex.open(store, store.generation_by_id(info["generation"]), folder,
-                              config_of(kind, info["n"]), hubness_config=None)
+                              config_of(kind, info["n"]), hubness_config=None,
+                              language_neutral=False)  # synthetic vectors: no language to take out
         assert live.index.kind == kind, live.index.kind
     files = list(folder.iterdir())
     return {"build_s": time.perf_counter() - start, "build_peak_mb": peak_mb(),
@@ -228,7 +229,8 @@ def search(work: Path, kind: str, k: int) -> dict:
             return index.search(q[None], k, params=params)
     else:
         live = LiveIndex.open(store, store.generation_by_id(info["generation"]), folder,
-                              config_of(kind, info["n"]), hubness_config=None)
+                              config_of(kind, info["n"]), hubness_config=None,
+                              language_neutral=False)  # synthetic vectors: no language to take out
         assert live.index.kind == kind, live.index.kind
         nprobe = live.index.effective_nprobe
 
