@@ -29,15 +29,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", type=Path)
     parser.add_argument("--models", type=Path, required=True, help="an installed models folder (copied)")
+    parser.add_argument("--model", default="multilingual-e5-small", help="the model to index with")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="babelfind-eta-") as tmp:
         home = Path(tmp) / "home"
         shutil.copytree(args.models, home / "models")
         os.environ["BABELFIND_HOME"] = str(home)
-        from engine.config import data_paths
+        from engine.config import data_paths, save_settings
         from engine.events import IndexFinished, IndexProgress
         from engine.library import Library
 
+        save_settings(data_paths(home), active_model=args.model, device="cpu")
         library = Library.open(data_paths(home))
         library.encoder.encode(["warm up"], kind="passage")  # the model's load is not indexing
         started = time.monotonic()
