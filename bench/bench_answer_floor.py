@@ -46,7 +46,7 @@ def reference_best(library) -> np.ndarray:
     """The best corrected cosine each hubness reference query reaches in the library."""
     live = library.live
     live.ensure_corrections(library.encoder)
-    vectors, languages = live._hubness_reference
+    vectors, languages = live.hubness_reference
     best = []
     for vector, language in zip(vectors, languages):
         ids, scores = dense_candidates(live, vector, 8)

@@ -148,8 +148,8 @@ def stored_passages(library: Library) -> tuple[np.ndarray, np.ndarray, list[str]
     parts = list(library.store.iter_vectors(generation.id, generation.dim))
     ids = np.concatenate([p[0] for p in parts])
     rows = library.store.passages(ids.tolist())
-    vectors = library.live.passage_vectors(np.concatenate([p[1] for p in parts]),
-                                           [rows[int(i)].language for i in ids])
+    vectors = library.live.searchable(ids, np.concatenate([p[1] for p in parts]),
+                                      [rows[int(i)].language for i in ids])
     paths = [_relative(rows[int(i)].path) for i in ids]
     return ids, vectors, paths
 

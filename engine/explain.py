@@ -47,7 +47,7 @@ def explain(results: SearchResults, store: Store, live: LiveIndex, query_vector:
         query = live.query_vector(raw_query, language)
         found, stored = vectors_of(store, live.generation.id, live.generation.dim, ids.tolist())
         languages = {p.passage_id: p.language for p in passages}
-        held = live.passage_vectors(stored, [languages[int(i)] for i in found])
+        held = live.searchable(found, stored, [languages[int(i)] for i in found])  # as search compares them
         plain = dict(zip(found.tolist(), (stored @ raw_query).tolist()))
         neutral = dict(zip(found.tolist(), (held @ query).tolist()))
         penalty = live.hubness_offsets(found, language)

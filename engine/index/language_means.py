@@ -41,6 +41,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from engine.atomic import atomic_file
+from engine.encoders.base import l2_normalise
 from engine.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -114,11 +115,6 @@ def mean_key(language: str | None) -> str:
     return language if language in reference_sentences() else GLOBAL
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
-
-
 class LanguageMeans:
     """One generation's mean vectors per language and side, measured with its model."""
 
@@ -176,7 +172,7 @@ class LanguageMeans:
             raise InputError(f"{len(vectors)} vectors for {len(languages)} languages")
         if len(vectors) == 0:
             return vectors.reshape(0, self.dim)
-        return _unit(vectors - self.offsets(languages, kind))
+        return l2_normalise(vectors - self.offsets(languages, kind))
 
     # -- the side file -------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.encoders.base import l2_normalise
 from engine.index.hubness import HubnessConfig, HubnessPenalties, QueryEncoder, reference_vectors
 from engine.index.keyword_index import KeywordIndex
 from engine.index.language_means import LanguageMeans, reference_digest
@@ -225,6 +226,12 @@ class LiveIndex:
                            vector_space(self.means))
             self.hubness, self._hubness_reference = penalties, reference
 
+    @property
+    def hubness_reference(self) -> tuple[np.ndarray, list[str]] | None:
+        """The hubness reference queries in the space FAISS holds, and their languages
+        (None until measured or loaded: ensure_corrections)."""
+        return self._hubness_reference
+
     def _reference_queries(self, encoder: QueryEncoder) -> tuple[np.ndarray, list[str]]:
         """The hubness reference queries, in the space FAISS holds."""
         vectors, languages = reference_vectors(encoder)
@@ -263,8 +270,7 @@ class LiveIndex:
             if languages is None:
                 languages = passage_catalog(self.store).languages_of(ids)
             return self.passage_vectors(vectors, languages)  # re-normalised there
-        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
-        return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+        return l2_normalise(vectors)
 
     def _exact_source(self) -> StoredVectors:
         return StoredVectors(self.store, self.generation, self.searchable)
