@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import WordEncoder, postgres_database
+from helpers import WordEncoder
 from search_corpora import write_invoices
 from sqlalchemy import select
 
@@ -20,15 +20,6 @@ from engine.library import Library
 from engine.store.schema import Passage
 
 PG_URL = os.environ.get("BABELFIND_TEST_PG_URL")
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request, babelfind_home):
-    if request.param == "sqlite":
-        yield data_paths(babelfind_home).db_url
-        return
-    with postgres_database() as url:
-        yield url
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from helpers import (
     LanguageBiasedEncoder,
     WordEncoder,
     assert_database_matches_vector_file,
-    postgres_database,
 )
 
 from engine.config import data_paths, save_settings
@@ -44,15 +43,6 @@ DOCS = {
     "konto.de.txt": "Ein Konto bei der Bank eröffnet man mit dem Ausweis und einer Meldebescheinigung.",
 }
 FRENCH_QUESTION = "Comment nourrir un levain ?"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request, babelfind_home):
-    if request.param == "sqlite":
-        yield data_paths(babelfind_home).db_url
-        return
-    with postgres_database() as url:
-        yield url
 
 
 def write_docs(folder: Path, docs: dict[str, str]) -> Path:
