@@ -24,6 +24,10 @@ STS_METRIC = "STS-B dev Spearman"
 PAIR_METRIC = "held-out translation retrieval"
 SENTENCE_METRIC = "held-out sentence separation"  # trainer.mixcse.sentence_eval
 DEVICES = ("auto", "cpu", "cuda")
+# Which parameters a run updates (`trainer.adapter.freeze_for`): "all"; "body" (everything
+# but the embeddings, whose 250k-row table would dominate the optimiser's memory and which
+# an adapter never ships); "bitfit" (only biases and layer norms: Ben Zaken et al., 2022).
+TRAINABLE = ("all", "body", "bitfit")
 # The default anchor to the base beside translation pairs is this / tau (100 at tau 0.05):
 # the contrastive logits are cosines / tau, so it scales with them. Chosen on STS-B dev and
 # its cross-lingual stand-in, where 5/tau beat 1/tau on all three signals
@@ -61,6 +65,7 @@ class TrainConfig:
     max_steps: int | None = None  # stop earlier than the epochs say (benchmarks, tests)
     weight_decay: float = 0.0  # SimCSE's Trainer default
     max_grad_norm: float = 1.0  # gradient clipping, SimCSE's Trainer default
+    trainable: str = "all"  # which parameters are updated: TRAINABLE (an adapter: body/bitfit)
     # -- model shape ----------------------------------------------------------------------
     pooling: str = "auto"  # cls_mlp (paper: CLS + MLP in training only), cls, mean (e5); auto
     text_prefix: str | None = None  # prepended to every sentence; None: the base's query prefix
@@ -115,6 +120,8 @@ class TrainConfig:
             raise InputError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.pooling not in POOLINGS:
             raise InputError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        if self.trainable not in TRAINABLE:
+            raise InputError(f"trainable must be one of {TRAINABLE}, got {self.trainable!r}")
         if self.device not in DEVICES:
             raise InputError(f"device must be one of {DEVICES}, got {self.device!r}")
         if self.min_chars > self.max_chars or self.min_words > self.max_words:
@@ -203,6 +210,8 @@ FIELD_HELP = {
     "device": "where training runs: a CUDA GPU when there is one, else the CPU",
     "seed": "the same seed and settings repeat a run exactly",
     "pairs": "translation pairs (TSV or TMX from Find parallel sentences) to learn from",
+    "trainable": "advanced: which weights change: all, all but the word table (body), or only "
+                 "biases and layer norms (bitfit: a small adapter)",
     "distill_weight": "advanced: how strongly your sentences' vectors are held near the base "
                       "model's, so similarity within a language does not drift (0: off; auto: 5/tau "
                       "beside translation pairs)",
@@ -210,4 +219,4 @@ FIELD_HELP = {
     "tau": "advanced: temperature; lower makes the model separate sentences more sharply",
 }
 ADVANCED_FIELDS = ("lam", "tau", "distill_weight", "loss_variant", "loss_impl", "bidirectional", "stop_grad",
-                   "grad_accum", "weight_decay", "max_grad_norm", "bf16")
+                   "grad_accum", "weight_decay", "max_grad_norm", "bf16", "trainable")

@@ -130,6 +130,27 @@ class SentenceModel(nn.Module):
 
     forward = embed
 
+    def trainable_parameters(self, trainable: str = "all") -> list[nn.Parameter]:
+        """Freezes what `trainable` (trainer.config.TRAINABLE) leaves out; returns the rest.
+
+        "body" keeps every embedding table fixed (the word table is most of a small
+        multilingual model, and an adapter never ships it); "bitfit" trains only biases and
+        layer-norm weights, whose change folds into any weight format, 4-bit included.
+        """
+        def updated(name: str, param: nn.Parameter) -> bool:
+            if trainable == "all" or name.startswith("mlp."):
+                return True
+            if "embeddings." in name and "LayerNorm" not in name:
+                return False
+            return trainable == "body" or name.endswith(".bias") or "LayerNorm" in name or param.ndim == 1
+
+        kept = []
+        for name, param in self.named_parameters():
+            param.requires_grad_(updated(name, param))
+            if param.requires_grad:
+                kept.append(param)
+        return kept
+
     def tokenize(self, sentences: Sequence[str], max_len: int, device) -> dict:
         batch = self.tokenizer(list(sentences), padding=True, truncation=True, max_length=max_len,
                                return_tensors="pt")

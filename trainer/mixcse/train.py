@@ -203,7 +203,7 @@ class _Run:
         if last:
             ckpt.load_head(last, self.model)
         self.model.to(self.device).train()
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr,
+        self.optimizer = torch.optim.AdamW(self.model.trainable_parameters(config.trainable), lr=config.lr,
                                            weight_decay=config.weight_decay)
         # SimCSE's Trainer default: linear decay to 0, no warm-up
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(

@@ -232,3 +232,26 @@ def test_config_round_trips_through_json_and_help_names_real_fields(tmp_path):
     assert set(FIELD_HELP) <= fields and set(ADVANCED_FIELDS) <= fields
     with pytest.raises(InputError, match="not a training config"):
         TrainConfig.from_json("[1, 2")
+
+
+@pytest.mark.parametrize("trainable", ["bitfit", "body"])
+def test_an_adapter_run_changes_only_what_it_trains(tmp_path, inputs, trainable):
+    model, corpus = inputs
+    config = tiny_config(model, corpus, tmp_path / "run", max_steps=3, checkpoint_steps=3,
+                         pooling="mean", trainable=trainable)
+    finished = _run(config)[-1]
+    before = load_file(str(model / "model.safetensors"))
+    after = _weights(finished.best_checkpoint)
+    changed = {name for name, w in before.items() if not torch.equal(w, after[name])}
+    assert changed, "the run trained nothing"
+    embeddings = {n for n in before if n.startswith("embeddings.") and "LayerNorm" not in n}
+    assert not changed & embeddings
+    if trainable == "bitfit":
+        assert all(before[n].ndim == 1 for n in changed)
+    else:
+        assert any(before[n].ndim == 2 for n in changed)
+
+
+def test_unknown_trainable_is_a_clear_error(tmp_path, inputs):
+    with pytest.raises(InputError, match="trainable must be one of"):
+        tiny_config(*inputs, tmp_path, trainable="lora")
