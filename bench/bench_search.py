@@ -91,7 +91,8 @@ def open_home(devset: str, variant: str, model: str, space: str = "neutral") -> 
 
         build(devset)
     manifest = json.loads((folder / "manifest.json").read_text())
-    home = HOMES / f"{devset}-{variant}"
+    # another model's home beside the default's, so that comparing models re-indexes neither
+    home = HOMES / (f"{devset}-{variant}" if model == DEFAULT_MODEL else f"{devset}-{variant}-{model}")
     stamp = {"digest": manifest["digest"], "variant": variant, "model": model, "segmentation": _code_digest()}
     config = IndexerConfig(drop_junk=VARIANTS[variant], language_neutral=SPACES[space])
     stamp_file = home / "bench-stamp.json"
