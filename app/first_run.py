@@ -10,6 +10,7 @@ as one progress bar (app/cli/model_setup.py), the window as one dialog (app/gui)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from engine.config import DataPaths
@@ -57,13 +58,49 @@ def ensure_models(paths: DataPaths, progress: Progress | None = None, name: str 
         route_transformers_logs()  # the export loads weights with transformers
     if name is not None:
         if missing:
-            default_models.install_default_models(paths, progress or _ignore)
+            default_models.install_default_models(paths, progress or _ignore, name=name)
         return name
     active = default_models.ensure_default_models(paths, progress or _ignore)
     if not active:
         raise ModelError("the bundled models were installed but none is active; "
                          "run 'babelfind models use NAME'", paths.models)
     return active
+
+
+@dataclass(frozen=True)
+class OfferedModel:
+    """A bundled model this install can build but has not yet: what the window's model
+    list shows beside the installed ones (choosing it builds it, then re-encodes)."""
+
+    name: str
+    languages: tuple[str, ...]
+    source: str
+    licence: str
+    notes: str
+    dim: int | None = None  # known once built
+
+
+def offered_models(paths: DataPaths) -> list[OfferedModel]:
+    """Bundled models built on demand (such as the adapted default) that are not
+    installed in `paths`, in the installer's order."""
+    from trainer.serving.default_models import default_models, is_installed
+
+    return [OfferedModel(m.name, m.languages, m.source, m.licence, m.notes)
+            for m in default_models() if m.on_demand and not is_installed(m.name, paths)]
+
+
+@dataclass(frozen=True)
+class InstallProgress:
+    """How far the build of a bundled model is, for a progress row (the window's jobs)."""
+
+    fraction: float  # 0 to 1
+    message: str
+
+
+def install_model(paths: DataPaths, name: str, report: Callable[[InstallProgress], None]) -> str:
+    """Builds bundled model `name` if it is missing, reporting InstallProgress events;
+    returns the name. Example: a window job `lambda report: install_model(paths, name, report)`."""
+    return ensure_models(paths, lambda fraction, message: report(InstallProgress(fraction, message)), name)
 
 
 def _ignore(fraction: float, message: str) -> None:

@@ -22,7 +22,7 @@ left out. Cleaning, in order:
 The per-language cap is filled English-sentence-by-sentence preferring English
 sentences that fewer languages have used yet (languages with fewest pairs choose
 first), so that the files do not all repeat the same few thousand English messages
-(the trainer drops a pair whose English side it has seen in another pair). Written as
+(the trainer never puts two pairs sharing a side in one batch). Written as
 the score / L / English TSV that `babelfind train --pairs` and `train-laser --pairs` read.
 """
 

@@ -84,6 +84,7 @@ def validate_manifest(data: object, path: Path) -> None:
     _dict_field(data, "variants", path)
     _dict_field(data, "preprocessing", path)
     _dict_field(data, "export_parity", path)
+    _dict_field(data, "adapter", path)
     if data.get("training") is not None:
         _dict_field(data, "training", path)
     languages = data.get("languages", [])

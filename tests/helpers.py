@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 import uuid
 import zlib
 from collections.abc import Iterator, Sequence
@@ -172,3 +173,18 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+# A finder ahead of every other: torch and transformers (and their submodules) are not
+# there, as in an install without the `train` extra.
+NO_TORCH = textwrap.dedent("""
+    import sys
+
+    class NoTraining:
+        def find_spec(self, name, path=None, target=None):
+            if name.partition(".")[0] in ("torch", "transformers"):
+                raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)", name=name)
+            return None
+
+    sys.meta_path.insert(0, NoTraining())
+""")

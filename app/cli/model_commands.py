@@ -92,8 +92,20 @@ def run_models_list(args) -> int:
              "languages": len(m.languages), "licence": m.licence} for m in manifests]
     lines = [f"{'*' if r['active'] else ' '} {r['name']:<28} dim {r['dim']:<5} "
              f"{','.join(r['variants']):<15} {printable(r['licence'])}" for r in rows]
+    offered = _bundled_not_installed() if manifests else []
+    lines += [f"  {name:<28} not installed: 'babelfind models use {name}' builds it "
+              "(about a minute) and re-encodes the library" for name in offered]
+    rows += [{"name": name, "active": False, "installed": False} for name in offered]
     print_result(rows, args.json, "\n".join(lines) or NO_MODELS_YET)
     return 0
+
+
+def _bundled_not_installed() -> list[str]:
+    """Bundled models built on demand that are not installed yet (app.first_run.offered_models)."""
+    from app.first_run import offered_models
+    from engine.config import data_paths
+
+    return [m.name for m in offered_models(data_paths())]
 
 
 def run_models_info(args) -> int:
@@ -111,11 +123,35 @@ def run_models_info(args) -> int:
         print(f"{key:>14}: {json.dumps(data[key], ensure_ascii=False)}")
     print(f"{'variants':>14}: {_variants_line(manifest)}")
     print(f"{'languages':>14}: {' '.join(manifest.languages)}")
+    for line in _adapter_lines(manifest.adapter):
+        print(f"{'adapter':>14}: {line}")
     for line in _int8_lines(manifest.variants.get("int8") or {}):
         print(f"{'int8':>14}: {line}")
     if int8_reason is not None:
         print(f"int8 not used by default: {int8_reason}")
     return 0
+
+
+def _adapter_lines(card: dict) -> list[str]:
+    """The adapter folded into the model: what it is, what it learnt from, what it changed
+    (measured; the whole card is in --json)."""
+    if not card:
+        return []
+    lines = [f"{card.get('file', '?')} ({card.get('kind', '?')}, {int(card.get('parameters', 0)):,} "
+             f"parameters, SHA-256 {str(card.get('sha256', ''))[:12]}...)",
+             f"trained on {card.get('data', '?')}"]
+    measured = _json_field(card, "measured")
+    lines += [f"{what}: {effect}" for what, effect in measured.items()]
+    return lines
+
+
+def _json_field(card: dict, key: str) -> dict:
+    """A card entry stored as JSON text (safetensors metadata holds strings only)."""
+    try:
+        value = json.loads(card.get(key) or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _int8_lines(info: dict) -> list[str]:

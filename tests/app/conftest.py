@@ -32,13 +32,15 @@ def fake_installer(monkeypatch, installed_models) -> InstallCalls:
 
     calls = InstallCalls()
 
-    def install(paths, progress=None, **options):
+    def install(paths, progress=None, name=None, **options):
         calls.homes.append(paths.home)
         paths.models.mkdir(parents=True, exist_ok=True)
+        # what the real install would install: a first run's models, and the one named
+        wanted = {m.name for m in default_models.default_models() if not m.on_demand} | {name}
         installed = []
         for folder in sorted(installed_models.iterdir()):
             target = paths.models / folder.name
-            if folder.name.startswith(".") or not folder.is_dir() or target.exists():
+            if folder.name not in wanted or not folder.is_dir() or target.exists():
                 continue
             target.symlink_to(folder, target_is_directory=True)
             installed.append(folder.name)

@@ -97,7 +97,8 @@ def test_models_info_and_use_of_a_bundled_model_install_once_list_does_not(fake_
     assert run(capsys, "models", "info", "multilingual-e5-small")[0] == 0
     code, out, _ = run(capsys, "models", "list", "--json")
     assert {r["name"]: r["active"] for r in json.loads(out)} == {
-        "all-minilm-l6-v2": True, "multilingual-e5-small": False}
+        "all-minilm-l6-v2": True, "multilingual-e5-small": False, "multilingual-e5-small-aligned": False}
+    assert [r["name"] for r in json.loads(out) if r.get("installed") is False] == ["multilingual-e5-small-aligned"]
     assert fake_installer.count == 1
 
 

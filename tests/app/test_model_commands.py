@@ -26,7 +26,10 @@ def test_models_list_info_and_use(home_with_tiny, capsys):
     assert {"fp16", "fp32"} <= set(made)  # int8 only when it passed its cosine check
     rows = run_json(capsys, ["models", "list"])
     assert rows == [{"name": "tiny", "active": True, "dim": 32, "family": "transformer",
-                     "variants": made, "languages": 0, "licence": "MIT"}]
+                     "variants": made, "languages": 0, "licence": "MIT"},
+                    {"name": "multilingual-e5-small-aligned", "active": False, "installed": False}]
+    assert main(["models", "list"]) == 0
+    assert "'babelfind models use multilingual-e5-small-aligned' builds it" in capsys.readouterr().out
     info = run_json(capsys, ["models", "info", "tiny"])
     assert info["active"] and info["export_parity"]["min_cosine"] >= 0.9999
     assert info["prefixes"] == {"query": "query: ", "passage": "passage: "}

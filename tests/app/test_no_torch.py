@@ -15,24 +15,11 @@ from app.cli import main
 from app.training_extra import INSTALL_HINT, missing_training_packages
 from engine.config import DataPaths
 from engine.models import set_active
+from helpers import NO_TORCH as BLOCKER
 from tiny_models import register_tiny_model
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = REPO_ROOT / "resources" / "sample"
-# A finder ahead of every other: torch and transformers (and their submodules) are not
-# there, as in an install without the `train` extra.
-BLOCKER = textwrap.dedent("""
-    import sys
-
-    class NoTraining:
-        def find_spec(self, name, path=None, target=None):
-            if name.partition(".")[0] in ("torch", "transformers"):
-                raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)", name=name)
-            return None
-
-    sys.meta_path.insert(0, NoTraining())
-""")
-
 EVERYTHING_BUT_TRAINING = BLOCKER + textwrap.dedent("""
     import importlib, json, pkgutil
     import app, app.cli, app.gui, engine

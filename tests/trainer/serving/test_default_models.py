@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -162,3 +163,109 @@ def test_int8_evidence_needs_the_exact_weights_and_a_faithful_rebuild(tmp_path, 
     defaults.add_int8_by_evidence("tiny", weights, paths)
     info = get_manifest("tiny", paths).variants["int8"]
     assert info["gate"] == "not run" and "no int8 gate evidence for these weights" in info["reason"]
+
+
+def test_first_run_leaves_the_on_demand_model_and_builds_it_when_named(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(defaults, "_install", _fake_install(calls))
+    paths = DataPaths(tmp_path / "home")
+    assert defaults.ALIGNED_MODEL in {m.name for m in defaults.default_models()}
+    assert install_default_models(paths) == [DEFAULT_MODEL, ENGLISH_MODEL]
+    assert install_default_models(paths, name=defaults.ALIGNED_MODEL) == [defaults.ALIGNED_MODEL]
+    assert active_model_name(paths) == DEFAULT_MODEL  # the library's model until the user switches
+
+
+def _only_the_adapted_model(monkeypatch) -> None:
+    """The installer knows only the adapted model (a first run's models count as none)."""
+    every = defaults.default_models()
+    monkeypatch.setattr(defaults, "default_models",
+                        lambda: tuple(m for m in every if m.name == defaults.ALIGNED_MODEL))
+
+
+def _shipped_adapter_copy(tmp_path, monkeypatch, change=None):
+    """resources/ moved to a copy whose adapter file `change` may alter."""
+    resources = tmp_path / "resources"
+    shutil.copytree(defaults.adapter_path(defaults.E5_ADAPTER).parents[1], resources,
+                    ignore=shutil.ignore_patterns("sample*", "icons", "style"))
+    if change is not None:
+        path = resources / "models" / defaults.E5_ADAPTER.file
+        path.write_bytes(change(path.read_bytes()))
+    monkeypatch.setenv("BABELFIND_RESOURCES", str(resources))
+
+
+@pytest.mark.parametrize("change", [lambda data: data[:-1] + bytes([data[-1] ^ 1]), lambda data: data[:100]],
+                         ids=["one bit", "truncated"])
+def test_an_altered_adapter_is_refused_before_anything_is_built(tmp_path, monkeypatch, change):
+    from engine.errors import ModelError
+
+    _only_the_adapted_model(monkeypatch)
+    _shipped_adapter_copy(tmp_path, monkeypatch, change)
+    monkeypatch.setattr(defaults, "_e5_weights", lambda: pytest.fail("the weights were read"))
+    paths = DataPaths(tmp_path / "home")
+    with pytest.raises(ModelError, match="not the file this version of Babelfind ships"):
+        install_default_models(paths, name=defaults.ALIGNED_MODEL)
+    assert not (paths.models / defaults.ALIGNED_MODEL).exists()
+
+
+def test_the_adapter_must_match_the_installed_base_weights(tmp_path, monkeypatch):
+    from engine.errors import ModelError
+
+    other = tmp_path / "other-weights.bin"
+    other.write_bytes(b"another release of the base model")
+    _only_the_adapted_model(monkeypatch)
+    monkeypatch.setattr(defaults, "_weights_file", lambda name: other)
+    monkeypatch.setattr(defaults, "_e5_weights", lambda: pytest.fail("the weights were read"))
+    with pytest.raises(ModelError, match="made for other base weights"):
+        install_default_models(DataPaths(tmp_path / "home"), name=defaults.ALIGNED_MODEL)
+
+
+INSTALL_ALIGNED_WITHOUT_TORCH = """
+import json, sys
+from pathlib import Path
+{blocker}
+from engine.config import DataPaths
+from engine.models import active_model_name, get_manifest
+from trainer.serving.default_models import ALIGNED_MODEL, install_default_models
+
+paths = DataPaths(Path(sys.argv[1]))
+installed = install_default_models(paths, name=ALIGNED_MODEL)
+leaked = sorted(m for m in sys.modules if m.partition(".")[0] in ("torch", "transformers"))
+print(json.dumps({{"installed": installed, "adapter": get_manifest(ALIGNED_MODEL, paths).adapter,
+                   "active": active_model_name(paths), "leaked": leaked}}))
+"""
+
+
+@pytest.mark.slow
+def test_the_adapted_default_builds_without_torch_and_the_old_library_works_until_re_encoded(
+        default_models, babelfind_home):
+    import json
+    import subprocess
+    import sys
+
+    from engine.library import Library
+    from engine.resources import sample_corpus
+    from helpers import NO_TORCH
+
+    paths = data_paths(babelfind_home)
+    library = Library.open(paths)
+    list(library.index_paths([sample_corpus()]))
+    query = "why are the glaciers in the Alps shrinking"
+    before = [h.path for h in library.search(query)]
+    script = INSTALL_ALIGNED_WITHOUT_TORCH.format(blocker=NO_TORCH)
+    done = subprocess.run([sys.executable, "-c", script, str(babelfind_home)], capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["installed"] == [defaults.ALIGNED_MODEL] and result["leaked"] == []
+    assert result["adapter"]["sha256"] == defaults.E5_ADAPTER.sha256 and int(result["adapter"]["parameters"]) > 0
+    # installed beside the library's model, which stays active and keeps answering
+    assert result["active"] == DEFAULT_MODEL
+    assert library.status().model == DEFAULT_MODEL and [h.path for h in library.search(query)] == before
+    # re-encoding, when the person asks for it, moves the library to the adapted model
+    list(library.switch_model(defaults.ALIGNED_MODEL))
+    assert library.status().model == defaults.ALIGNED_MODEL and active_model_name(paths) == defaults.ALIGNED_MODEL
+    assert Path(library.search(query)[0].path).name == "gletscher_de.txt"
+    base = load_encoder(DEFAULT_MODEL).encode([query], kind="query")
+    adapted = load_encoder(defaults.ALIGNED_MODEL).encode([query], kind="query")
+    assert np.abs(adapted - base).max() > 1e-3  # the adapter is in the weights
+    library.close()
