@@ -6,7 +6,8 @@ Indexes the sample corpus (engine.resources.sample_corpus) with the active model
 throw-away BABELFIND_HOME (the default models are installed there first, or linked from
 --models), then saves: empty.png (the first-run welcome page), indexing.png,
 results.png, no_results.png, no_answer.png (a question nothing in the sample answers:
-only weaker matches) and dark.png. Window settings go to a temporary
+only weaker matches), switch_settings.png and switch_building.png (Settings offering the
+adapted model, then the window building it before re-encoding) and dark.png. Window settings go to a temporary
 QSettings folder, never to the user's.
 
 The two tools follow: train_summary.png (the training wizard's summary page, the time
@@ -37,7 +38,8 @@ QUERY_LIGHT = "why are the glaciers in the Alps shrinking"  # finds the German t
 QUERY_DARK = "how to bake sourdough bread with a crispy crust"  # finds the French PDF
 QUERY_NONE = '"purple elephants" type:pdf'  # no sample document holds the phrase
 QUERY_NO_ANSWER = "how do I change the oil of a diesel car"  # no sample text is about cars
-SHOTS = ("empty", "indexing", "results", "no_results", "no_answer", "dark", "train_summary", "train_run", "mining")
+SHOTS = ("empty", "indexing", "results", "no_results", "no_answer", "dark", "train_summary", "train_run", "mining",
+         "switch_model")
 SHARED_DATA = REPO.parent / "shared" / "data"
 TRAIN_STEPS, TRAIN_EVAL_STEPS, TRAIN_BATCH = 40, 10, 16  # a short run that still draws curves
 STS_DEV_PAIRS = 300  # dev-STS on a prefix of STS-B dev keeps each evaluation short on a CPU
@@ -102,7 +104,7 @@ def _render(args, home: Path, settings_dir: Path) -> int:
             _save(window, args.out / "empty.png")
         if "indexing" in args.only:
             _shoot_indexing(app, window, args.corpus, args.out / "indexing.png")
-        elif {"results", "no_results", "no_answer", "dark"} & set(args.only):
+        elif {"results", "no_results", "no_answer", "dark", "switch_model"} & set(args.only):
             _index(app, window, args.corpus)
         if "results" in args.only:
             _search(app, window, QUERY_LIGHT)
@@ -119,6 +121,8 @@ def _render(args, home: Path, settings_dir: Path) -> int:
             _shoot_training(app, window, args.data, home, args.out / "train_run.png")
         if "mining" in args.only:
             _shoot_mining(app, window, args.data, home, args.out / "mining.png")
+        if "switch_model" in args.only:
+            _shoot_switch(app, window, args.out / "switch_settings.png", args.out / "switch_building.png")
         if "dark" in args.only:
             apply_theme(app, "dark")
             _search(app, window, QUERY_DARK)
@@ -148,6 +152,37 @@ def _shoot_indexing(app, window, corpus: Path, out: Path) -> None:
     window.jobs.progress.disconnect(on_progress)
     if not shot:
         raise SystemExit("indexing finished before a progress frame could be taken")
+
+
+def _shoot_switch(app, window, settings_out: Path, building_out: Path) -> None:
+    """Settings > Models offering the adapted model not built yet, then the window while
+    it is built (before the library is re-encoded with it); waits for the switch to end."""
+    from app.first_run import InstallProgress
+    from app.gui.search.qt_settings import QtSettingsDialog
+    from trainer.serving.default_models import ALIGNED_MODEL
+
+    dialog = QtSettingsDialog(window.library, window)
+    dialog.show()
+    dialog.resize(max(dialog.width(), 900), dialog.sizeHint().height())
+    rows = [dialog.models.item(r).name for r in range(dialog.models.rowCount())]
+    dialog.models_view.selectRow(rows.index(ALIGNED_MODEL))
+    _settle(app)
+    _save(dialog, settings_out)
+    dialog.reject()
+    shot: list[bool] = []
+
+    def on_progress(event) -> None:
+        if not shot and isinstance(event, InstallProgress) and event.fraction >= 0.1:
+            shot.append(True)
+            _settle(app, 0.05)
+            _save(window, building_out)
+
+    window.jobs.progress.connect(on_progress)
+    window.switch_model(ALIGNED_MODEL)
+    _wait(app, lambda: window.library.status().model == ALIGNED_MODEL and not window.jobs.busy(), timeout_s=900)
+    window.jobs.progress.disconnect(on_progress)
+    if not shot:
+        raise SystemExit("the model was built before a progress frame could be taken")
 
 
 def _index(app, window, corpus: Path) -> None:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.first_run import InstallProgress
 from app.gui.common.qt_theme import set_icon
 from app.gui.common.texts import duration_text
 from app.gui.search.qt_models import QtSkippedModel
@@ -119,6 +120,11 @@ class QtProgressRow(QFrame):
             self.detail.setText(progress_text(event))
             self.current.setText(Path(event.current).name if event.current else "")
             self.current.setToolTip(event.current or "")
+        elif isinstance(event, InstallProgress):  # a model being built before a switch
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(round(1000 * event.fraction))
+            self.detail.setText(event.message)
+            self.current.setText("")
         elif isinstance(event, IndexFinished):
             self.detail.setText(summary_text(event.summary))
 

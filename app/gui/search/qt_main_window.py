@@ -302,8 +302,21 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
                              frozenset({root})))
 
     def switch_model(self, name: str) -> None:
-        """Re-encodes everything with model `name`; searches keep using the old index meanwhile."""
-        self.jobs.submit(Job(f"Switching to model {name}", lambda: self.library.switch_model(name)))
+        """Re-encodes everything with model `name`; searches keep using the old index meanwhile.
+
+        A bundled model not built yet (app.first_run.offered_models) is built first, as a
+        job of its own: cancelling it leaves the current model and index as they were."""
+        from app.first_run import install_model, models_missing
+
+        def re_encode(_last=None) -> None:
+            self.jobs.submit(Job(f"Switching to model {name}", lambda: self.library.switch_model(name)))
+
+        if not models_missing(self.library.paths, name):
+            re_encode()
+            return
+        self.jobs.submit(Job(f"Building model {name}", lambda report: install_model(self.library.paths, name, report),
+                             callback_style=True, on_success=re_encode,
+                             cancel_note=f"nothing changed: searches keep using {self.library.status().model}"))
 
     def choose_folder(self) -> None:
         from PySide6.QtWidgets import QFileDialog

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from PySide6.QtWidgets import QMessageBox
 
+from app.first_run import OfferedModel
 from app.gui.common.qt_languages import language_name
 from app.gui.common.texts import duration_text
 
@@ -58,6 +59,9 @@ def switch_plan(status, manifest) -> SwitchPlan:
             f"{duration_text(slow)} (less on a GPU). It runs in the background; searches keep "
             f"using {status.model} until it is done."
         )
+    if isinstance(manifest, OfferedModel):
+        summary = (f"{manifest.name} is built first from the bundled weights (about a minute, "
+                   f"once). " + summary)
     return SwitchPlan(manifest.name, summary, _language_warning(status, manifest))
 
 

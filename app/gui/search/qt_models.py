@@ -365,7 +365,8 @@ class QtRootsModel(_TableModel):
 
 
 class QtModelsTableModel(_TableModel):
-    """Encoder models from the registry (engine.model_manifest.ModelManifest)."""
+    """Encoder models from the registry (engine.model_manifest.ModelManifest), then the
+    bundled ones that are not built yet (app.first_run.OfferedModel)."""
 
     HEADERS = ("Model", "Languages", "Dimension", "Source")
 
@@ -381,10 +382,11 @@ class QtModelsTableModel(_TableModel):
     def cell(self, item, column: int, role: int):
         if role == _DISPLAY:
             langs = ", ".join(item.languages[:8]) + (" ..." if len(item.languages) > 8 else "")
-            name = f"{item.name} (active)" if item.name == self.active else item.name
-            return (name, langs or "-", str(item.dim), item.source or "-")[column]
+            return (self._name(item), langs or "-", str(item.dim) if item.dim else "-", item.source or "-")[column]
         if role == _TOOLTIP:
-            return f"{item.name}: {len(item.languages)} languages, licence {item.licence or 'unknown'}"
+            built = "" if _installed(item) else "\nNot installed yet: choosing it builds it here (about a minute)."
+            return (f"{item.name}: {len(item.languages)} languages, licence {item.licence or 'unknown'}"
+                    f"\n{item.notes}{built}").rstrip()
         if role == Qt.ItemDataRole.FontRole and column == 0 and item.name == self.active:
             from PySide6.QtGui import QFont
 
@@ -392,3 +394,15 @@ class QtModelsTableModel(_TableModel):
             font.setBold(True)
             return font
         return None
+
+    def _name(self, item) -> str:
+        if item.name == self.active:
+            return f"{item.name} (active)"
+        return item.name if _installed(item) else f"{item.name} (not installed)"
+
+
+def _installed(item) -> bool:
+    """A registry model (ModelManifest), not one offered to be built (app.first_run.OfferedModel)."""
+    from app.first_run import OfferedModel
+
+    return not isinstance(item, OfferedModel)

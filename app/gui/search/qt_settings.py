@@ -97,11 +97,12 @@ class QtSettingsDialog(QDialog):
         layout.addWidget(buttons)
 
     def _models_box(self) -> QGroupBox:
+        from app.first_run import offered_models
         from engine.models import list_models
 
         box = QGroupBox("Models")
         self.models = QtModelsTableModel(self)
-        self.models.set_items(list_models(self.paths))
+        self.models.set_items(list_models(self.paths) + offered_models(self.paths))
         status = self.library.status()
         self.models.set_active(status.model)
         self.models_view = QTableView()
@@ -115,6 +116,11 @@ class QtSettingsDialog(QDialog):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.models_view.setWordWrap(False)
+        # every model in sight (up to five rows) rather than a one-row strip to scroll
+        rows = min(max(self.models.rowCount(), 2), 5)
+        self.models_view.setMinimumHeight(self.models_view.verticalHeader().defaultSectionSize() * rows
+                                          + header.sizeHint().height() + 2 * self.models_view.frameWidth()
+                                          + self.models_view.horizontalScrollBar().sizeHint().height())
         self.models_view.selectionModel().selectionChanged.connect(lambda *_: self._update_use_button())
         self.use_button = QPushButton("Use this model")
         self.use_button.setToolTip(
@@ -210,18 +216,21 @@ class QtSettingsDialog(QDialog):
         return box
 
     def selected_model(self) -> str | None:
+        item = self._selected_item()
+        return item.name if item is not None else None
+
+    def _selected_item(self):
         rows = self.models_view.selectionModel().selectedRows()
-        return self.models.item(rows[0].row()).name if rows else None
+        return self.models.item(rows[0].row()) if rows else None
 
     def _update_use_button(self) -> None:
         name = self.selected_model()
         self.use_button.setEnabled(bool(name) and name != self.models.active)
 
     def _use_selected(self) -> None:
-        from engine.models import get_manifest
-
-        name = self.selected_model()
-        if name and confirm_model_switch(self, self.library.status(), get_manifest(name, self.paths)):
+        item = self._selected_item()  # a manifest, or a bundled model not built yet
+        name = item.name if item is not None else None
+        if name and confirm_model_switch(self, self.library.status(), item):
             self.model_activation_requested.emit(name)
             self.use_button.setEnabled(False)
             self.error.setText(f"Re-encoding with {name} in the background; searches keep working meanwhile.")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from helpers import WordEncoder
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -32,7 +32,10 @@ def _install_manifest(paths, name: str, dim: int, languages: tuple[str, ...], so
 
 
 @pytest.fixture
-def library(babelfind_home):
+def library(babelfind_home, monkeypatch):
+    import app.first_run
+
+    monkeypatch.setattr(app.first_run, "offered_models", lambda paths: [])  # the registry's models only
     paths = data_paths(babelfind_home)
     _install_manifest(paths, "test-words", 64, ("en", "de"), "hashed words, made in tests", "MIT")
     _install_manifest(paths, "other-model", 384, ("en", "fr", "es"), "https://example.org/other", "Apache-2.0")
@@ -190,3 +193,53 @@ def test_settings_model_columns_are_not_cut_off(qtbot, library):
     for column in (0, 2, 3):  # name, dimension, source are read whole
         assert header.sectionSize(column) >= view.sizeHintForColumn(column), column
     assert sum(header.sectionSize(c) for c in range(4)) <= view.viewport().width() + 1
+
+
+def test_a_bundled_model_not_built_yet_is_offered_and_said_to_be_built_first(qtbot, library, monkeypatch, tmp_path):
+    import app.first_run
+    from app.first_run import OfferedModel
+    from app.gui.search.qt_model_switch import switch_plan
+
+    offered = OfferedModel("adapted", ("en", "de"), "the base with an adapter", "MIT", "knows translations")
+    monkeypatch.setattr(app.first_run, "offered_models", lambda paths: [offered])
+    _index_two_languages(library, tmp_path)
+    dialog = QtSettingsDialog(library)
+    qtbot.addWidget(dialog)
+    rows = {dialog.models.item(r).name: r for r in range(dialog.models.rowCount())}
+    assert list(rows)[-1] == "adapted"
+    assert [dialog.models.index(rows["adapted"], c).data() for c in range(4)] == [
+        "adapted (not installed)", "en, de", "-", "the base with an adapter"]
+    assert "choosing it builds it" in dialog.models.index(rows["adapted"], 0).data(Qt.ItemDataRole.ToolTipRole)
+    assert "is built first" in switch_plan(library.status(), offered).summary
+    dialog.models_view.selectRow(rows["adapted"])
+    seen: list[str] = []
+    _answer_confirmation(qtbot, "Re-encode", seen)
+    with qtbot.waitSignal(dialog.model_activation_requested) as asked:
+        dialog.use_button.click()
+    assert asked.args == ["adapted"] and "adapted is built first" in seen[0]
+
+
+def test_the_window_builds_a_missing_bundled_model_then_re_encodes(qtbot, library, monkeypatch):
+    import app.first_run
+    from app.first_run import InstallProgress
+
+    built, switched, shown = [], [], []
+    monkeypatch.setattr(app.first_run, "models_missing", lambda paths, name: name not in built)
+
+    def install(paths, name, report):
+        report(InstallProgress(0.5, f"{name}: writing the ONNX graph"))
+        built.append(name)
+        return name
+
+    monkeypatch.setattr(app.first_run, "install_model", install)
+    monkeypatch.setattr(library, "switch_model", lambda name: iter(switched.append(name) or ()))
+    window = QtMainWindow(library)
+    qtbot.addWidget(window)
+    window.progress.show_event = lambda event: shown.append(event)
+    window.switch_model("adapted")
+    qtbot.waitUntil(lambda: switched == ["adapted"], timeout=5000)
+    assert built == ["adapted"]
+    assert [e.message for e in shown if isinstance(e, InstallProgress)] == ["adapted: writing the ONNX graph"]
+    window.switch_model("adapted")  # built now: straight to the re-encoding
+    qtbot.waitUntil(lambda: switched == ["adapted", "adapted"], timeout=5000)
+    assert built == ["adapted"]
