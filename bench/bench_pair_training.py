@@ -241,10 +241,12 @@ def _sts2017(track: str):
 
 def bias(encoder, n: int) -> float:
     from engine.eval_tatoeba import load_pair
+    from engine.index.language_means import LanguageMeans
 
     _, english = load_pair(TATOEBA, DISTRACTOR_FILE)
     distractors = encoder.encode(english[-n:], kind="passage")
-    return float(np.mean([readings(encoder, lang, distractors, n)["with_english"]
+    means = LanguageMeans(encoder.dim)
+    return float(np.mean([readings(encoder, lang, distractors, n, means)["with_english"]
                           for lang in BIAS_LANGUAGES]))
 
 
