@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench_language_bias import DISTRACTOR_FILE, LANGUAGES as BIAS_LANGUAGES, readings  # noqa: E402
-from bench_pair_training import TATOEBA, sts  # noqa: E402
+from bench_pair_training import TATOEBA, _cached, sts  # noqa: E402
 from engine.eval_tatoeba import available_languages, load_pair, nearest_neighbour_error  # noqa: E402
 from engine.index.language_means import LanguageMeans  # noqa: E402
 from engine.models import load_encoder  # noqa: E402
@@ -61,20 +61,18 @@ def bias(encoder, n: int) -> dict[str, float]:
 
 
 def score(name: str, args) -> dict:
+    """One model's scores, kept in OUT/scores-NAME.json for a rerun with the same settings."""
     settings = {"model": name, "tatoeba_limit": args.tatoeba_limit, "sts_limit": args.sts_limit,
                 "bias_sentences": args.bias_sentences}
-    cache = args.out / f"scores-{name}.json"
-    if cache.is_file():
-        saved = json.loads(cache.read_text())
-        if saved.get("settings") == settings:
-            return saved["result"]
+    return _cached(args.out / f"scores-{name}.json", settings, lambda: _measure(name, args))
+
+
+def _measure(name: str, args) -> dict:
     started, encoder = time.monotonic(), load_encoder(name)
     result = {"variant": encoder.variant, "tatoeba": tatoeba(encoder, args.tatoeba_limit)}
     print(f"  {name}: Tatoeba in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     result |= {"sts": sts(encoder, args.sts_limit), "bias": bias(encoder, args.bias_sentences)}
     print(f"  {name}: scored in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"settings": settings, "result": result}, indent=2))
     return result
 
 
@@ -108,6 +106,7 @@ def main(argv=None) -> int:
         print(f"| {name} | {r['variant']} | {r['tatoeba_mean']:.2f}% | {len(r['worse_than_first'])}"
               f"{' (' + worse + ')' if worse else ''} | {r['sts']['sts-b']:.2f} | {r['sts']['sts2017-cross']:.2f} | "
               f"{100 * r['bias']['plain']:.1f} pts | {100 * r['bias']['neutral']:.1f} pts |")
+    args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(results, indent=2))
     return 0
 
