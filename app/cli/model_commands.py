@@ -87,25 +87,27 @@ def run_models_list(args) -> int:
 
     active = active_model_name()
     manifests = list_models()
-    rows = [{"name": m.name, "active": m.name == active, "dim": m.dim, "family": m.family,
+    rows = [{"name": m.name, "active": m.name == active, "installed": True, "dim": m.dim, "family": m.family,
              "variants": sorted(v for v in m.variants if m.variant_file(v)),
              "languages": len(m.languages), "licence": m.licence} for m in manifests]
     lines = [f"{'*' if r['active'] else ' '} {r['name']:<28} dim {r['dim']:<5} "
              f"{','.join(r['variants']):<15} {printable(r['licence'])}" for r in rows]
     offered = _bundled_not_installed() if manifests else []
-    lines += [f"  {name:<28} not installed: 'babelfind models use {name}' builds it "
-              "(about a minute) and re-encodes the library" for name in offered]
-    rows += [{"name": name, "active": False, "installed": False} for name in offered]
+    lines += [f"  {m.name:<28} not installed: 'babelfind models use {m.name}' builds it "
+              "(about a minute) and re-encodes the library" for m in offered]
+    # the same keys as an installed model's row; what only a build knows is None or empty
+    rows += [{"name": m.name, "active": False, "installed": False, "dim": None, "family": "transformer",
+              "variants": [], "languages": len(m.languages), "licence": m.licence} for m in offered]
     print_result(rows, args.json, "\n".join(lines) or NO_MODELS_YET)
     return 0
 
 
-def _bundled_not_installed() -> list[str]:
-    """Bundled models built on demand that are not installed yet (app.first_run.offered_models)."""
+def _bundled_not_installed() -> list:
+    """Bundled models built on demand that are not installed yet (app.first_run.OfferedModel)."""
     from app.first_run import offered_models
     from engine.config import data_paths
 
-    return [m.name for m in offered_models(data_paths())]
+    return offered_models(data_paths())
 
 
 def run_models_info(args) -> int:

@@ -27,7 +27,7 @@ def test_import_laser_then_list_and_eval(laser_files, tmp_path, capsys):
                                  str(files.spm), "--cvocab", str(files.cvocab), "--name", "laser-t"])
     assert manifest["family"] == "laser" and manifest["dim"] == 16
     rows = run_json(capsys, ["models", "list"])
-    assert [(r["name"], r["family"], r["variants"]) for r in rows] == [("laser-t", "laser", ["fp32"])]
+    assert [(r["name"], r["family"], r["variants"]) for r in rows if r["installed"]] == [("laser-t", "laser", ["fp32"])]
     # a second import under the same name needs --replace
     assert main(["models", "import-laser", str(files.checkpoint), "--spm", str(files.spm),
                  "--name", "laser-t"]) == 1
