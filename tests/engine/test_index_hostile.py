@@ -173,7 +173,7 @@ def test_mining_reads_no_fifo_and_no_dev_zero(tmp_path, kind, name):
 
 @pytest.mark.timeout(120)
 def test_a_document_stuck_in_its_parser_is_skipped_at_the_deadline(babelfind_home, tmp_path):
-    from hostile_docs import SLOW_NESTING, nested_html
+    from hostile_docs import SLOW_NESTING, nested_html, slow_nesting_deadline
 
     from engine.config import ExtractLimits
     from engine.indexer import IndexerConfig
@@ -182,13 +182,14 @@ def test_a_document_stuck_in_its_parser_is_skipped_at_the_deadline(babelfind_hom
     write_good(corpus)
     (corpus / "b-deep.html").write_bytes(nested_html(200_000))  # refused before parsing
     (corpus / "c-slow.html").write_bytes(nested_html(SLOW_NESTING))  # parsed, in C, past the deadline
-    config = IndexerConfig(limits=ExtractLimits(max_seconds=0.05))
+    deadline = slow_nesting_deadline()
+    config = IndexerConfig(limits=ExtractLimits(max_seconds=deadline))
     library = Library.open(data_paths(babelfind_home), encoder=WordEncoder(), config=config)
     try:
         summary = list(library.index_paths([corpus]))[-1].summary
         assert reasons(summary) == {
             "b-deep.html": "too complex to read safely: elements nested over 1,000 levels deep",
-            "c-slow.html": "reading took longer than the 0.05 s limit per document",
+            "c-slow.html": f"reading took longer than the {deadline:g} s limit per document",
         }
         assert summary.indexed == len(GOOD)
         assert len(library.search("honey bees dance hive flowers")) >= 1
