@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from bench_language_bias import DISTRACTOR_FILE, LANGUAGES as BIAS_LANGUAGES, readings  # noqa: E402
 from bench_pair_training import TATOEBA, _cached, sts  # noqa: E402
-from engine.eval_tatoeba import available_languages, load_pair, nearest_neighbour_error  # noqa: E402
+from engine.eval_tatoeba import evaluate_encoder, load_pair  # noqa: E402
 from engine.index.language_means import LanguageMeans  # noqa: E402
 from engine.models import load_encoder  # noqa: E402
 
@@ -40,13 +40,8 @@ WORSE_BY = 1.0  # points of Tatoeba error that count a language as hurt
 
 def tatoeba(encoder, limit: int | None) -> dict[str, float]:
     """Error (percent, both directions averaged) per language, first `limit` pairs each."""
-    errors = {}
-    for lang in sorted(available_languages(TATOEBA)):
-        other, english = (side[:limit] for side in load_pair(TATOEBA, lang))
-        to_eng, from_eng = nearest_neighbour_error(encoder.encode(other, kind="query"),
-                                                   encoder.encode(english, kind="query"))
-        errors[lang] = (to_eng + from_eng) / 2
-    return errors
+    report = evaluate_encoder(encoder, TATOEBA, kind="query", limit=limit)
+    return {r.lang: r.error for r in report.results}
 
 
 def bias(encoder, n: int) -> dict[str, float]:

@@ -109,9 +109,11 @@ def evaluate_encoder(
     langs: Sequence[str] | None = None,
     *,
     kind: str = "query",
+    limit: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> TatoebaReport:
-    """Tatoeba error of `encoder` (an Encoder) for `langs` (default: every language found).
+    """Tatoeba error of `encoder` (an Encoder) for `langs` (default: every language found),
+    on the first `limit` pairs of each (None: all).
 
     e5-style models expect the "query: " prefix on both sides of symmetric tasks, so both
     sides are encoded as `kind` (default "query").
@@ -121,7 +123,7 @@ def evaluate_encoder(
     for i, lang in enumerate(langs):
         if progress:
             progress(lang, i, len(langs))
-        other, english = load_pair(data_dir, lang)
+        other, english = (side[:limit] for side in load_pair(data_dir, lang))
         to_eng, from_eng = nearest_neighbour_error(
             encoder.encode(other, kind=kind), encoder.encode(english, kind=kind))
         results.append(LanguageResult(lang, len(other), to_eng, from_eng))
