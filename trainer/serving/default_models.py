@@ -232,13 +232,17 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
     if prepared is not None:
         _copy_prepared(prepared, paths, progress)
         return
+    from engine.model_manifest import sha256_file
     from trainer.serving.adapter import fold_adapter
     from trainer.serving.bert_build import register_bert
 
     variants = ("fp16",) if _cuda_available() else ()
     # int8 by the shipped gate evidence (below), or by the gate itself when given its data
     variants += ("int8",) if tatoeba_dir is not None else ()
-    adapter = _checked_adapter(model)  # before the slow part: a bad file fails in a second
+    weights = _weights_file(_weights_of(model))
+    # hashed once: the adapter's base check and the int8 evidence both key on it
+    weights_sha = sha256_file(weights) if model.adapter is not None or tatoeba_dir is None else None
+    adapter = _checked_adapter(model, weights, weights_sha)  # before the slow part: fails in a second
     progress(0.0, "reading the weights")
     state, config, tokenizer_json, q4_blocks = (_e5_weights() if _weights_of(model) == DEFAULT_MODEL
                                                 else (*_minilm_weights(), None))
@@ -249,8 +253,7 @@ def _install(model: DefaultModel, paths: DataPaths, progress: Progress,
         adapter_card = {"file": model.adapter.file, "sha256": model.adapter.sha256,
                         "parameters": adapter.parameters} | adapter.meta
     # with the gate's data, the gate itself decides (int8 is in `variants`)
-    weights = _weights_file(_weights_of(model))
-    evidence = _int8_evidence(model.name, weights) if tatoeba_dir is None else None
+    evidence = _int8_evidence(model.name, weights_sha) if tatoeba_dir is None else None
     if q4_blocks is not None and "fp16" in variants:
         q4_blocks = None  # fp16 is made from fp32 MatMuls; int8 reads the 4-bit values
     register_bert(state, config, tokenizer_json, model.name, pooling=model.pooling,
@@ -274,20 +277,18 @@ def adapter_path(adapter: AdapterFile) -> Path:
     return resources_dir() / "models" / adapter.file
 
 
-def _checked_adapter(model: DefaultModel):
+def _checked_adapter(model: DefaultModel, weights: Path, weights_sha: str | None):
     """`model`'s adapter, or None: the file must be the one this code names (SHA-256)
-    and made for the base weights installed here, else ModelError."""
+    and made for `weights` (the base weights installed here, hashed), else ModelError."""
     if model.adapter is None:
         return None
     from engine.errors import ModelError
-    from engine.model_manifest import sha256_file
     from trainer.serving.adapter import read_adapter
 
     adapter = read_adapter(adapter_path(model.adapter), sha256=model.adapter.sha256)
-    base_sha = sha256_file(_weights_file(_weights_of(model)))
-    if adapter.meta.get("base_sha256") != base_sha:
+    if adapter.meta.get("base_sha256") != weights_sha:
         raise ModelError(f"{model.adapter.file} was made for other base weights than "
-                         f"{_weights_file(_weights_of(model))} (SHA-256 {base_sha[:12]}...)")
+                         f"{weights} (SHA-256 {str(weights_sha)[:12]}...)")
     return adapter
 
 
@@ -327,13 +328,12 @@ def _e5_weights() -> tuple[dict, dict, str, dict]:
     return bert_state_dict(weights), bert_config(weights), tokenizer_json, bert_q4_blocks(weights)
 
 
-def _int8_evidence(name: str, weights: Path):
-    """What the shipped gate evidence decided for model `name`'s weights (by SHA-256): its
-    `scheme` is not None when add_int8_by_evidence will quantise the fp32 MatMuls."""
-    from engine.model_manifest import sha256_file
+def _int8_evidence(name: str, weights_sha: str):
+    """What the shipped gate evidence decided for model `name`'s weights (by their SHA-256):
+    its `scheme` is not None when add_int8_by_evidence will quantise the fp32 MatMuls."""
     from trainer.serving.int8_evidence import int8_decision
 
-    return int8_decision(name, sha256_file(weights))
+    return int8_decision(name, weights_sha)
 
 
 def _minilm_weights() -> tuple[dict, dict, str]:
