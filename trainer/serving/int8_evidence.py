@@ -109,7 +109,7 @@ def apply_int8_decision(folder: Path, manifest: ModelManifest, decision: Int8Dec
 
     texts = list(texts or PARITY_SENTENCES)
     int8_scheme = scheme(decision.scheme)
-    if int8_scheme.method != "dynamic":  # its calibration text is benchmark data, not shipped
+    if int8_scheme.method == "static":  # its calibration text is benchmark data, not shipped
         return replace(manifest, variants=manifest.variants | {"int8": decision.record | {
             "file": None, "gate": "refused",
             "reason": f"{int8_scheme.id} needs its calibration sentences to be rebuilt"}})

@@ -90,7 +90,8 @@ def test_default_model_matches_translations_across_languages(default_models):
     assert np.array_equal(sims.argmax(axis=1), np.arange(3))
 
 
-def _evidence_home(tmp_path, monkeypatch, gate_changes: dict) -> tuple[DataPaths, "Path"]:
+def _evidence_home(tmp_path, monkeypatch, gate_changes: dict, scheme: str = "dynamic-pc"
+                   ) -> tuple[DataPaths, "Path"]:
     """A registry with the tiny model, a weights file and an evidence file naming it."""
     import json
 
@@ -105,7 +106,7 @@ def _evidence_home(tmp_path, monkeypatch, gate_changes: dict) -> tuple[DataPaths
     langs = {f"l{i:03d}": 10.0 for i in range(112)}
     fp32, int8 = Quality(langs, 80.0), Quality(langs | gate_changes, 80.0)
     record = evidence_record(fp32, int8, judge_int8(fp32, int8))
-    entry = {"scheme": "dynamic-pc", "weights_sha256": sha256_file(weights), **record}
+    entry = {"scheme": scheme, "weights_sha256": sha256_file(weights), **record}
     resources = tmp_path / "resources"
     (resources / "models").mkdir(parents=True)
     (resources / "models" / "int8_evidence.json").write_text(json.dumps({"models": {"tiny": [entry]}}))
@@ -128,17 +129,18 @@ def test_int8_refused_by_shipped_evidence_is_not_built_and_says_why(tmp_path, mo
         load_encoder("tiny", paths=paths, variant="int8")
 
 
-def test_int8_passed_by_shipped_evidence_is_built_and_preferred(tmp_path, monkeypatch):
+@pytest.mark.parametrize("scheme", ["dynamic-pc", "rowwise"])
+def test_int8_passed_by_shipped_evidence_is_built_and_preferred(tmp_path, monkeypatch, scheme):
     import trainer.serving.quantise
 
-    paths, weights = _evidence_home(tmp_path, monkeypatch, {"l007": 11.0})
+    paths, weights = _evidence_home(tmp_path, monkeypatch, {"l007": 11.0}, scheme)
     # the tiny random model's int8 is far from fp32; its cosine check is not under test here
     monkeypatch.setattr(trainer.serving.quantise, "INT8_MIN_MEAN_COSINE", 0.5)
     monkeypatch.setattr(trainer.serving.quantise, "INT8_MIN_WORST_COSINE", 0.5)
     defaults.add_int8_by_evidence("tiny", weights, paths)
     manifest = get_manifest("tiny", paths)
     info = manifest.variants["int8"]
-    assert info["gate"] == "passed" and info["scheme"] == "dynamic-pc"
+    assert info["gate"] == "passed" and info["scheme"] == scheme
     assert info["file"] == "model.int8.onnx" and "model.int8.onnx" in manifest.files
     assert load_encoder("tiny", paths=paths, device="cpu").variant == "int8"
     assert not any(paths.models.glob(".export-int8-*"))
