@@ -57,3 +57,12 @@ class TranslationEncoder:
         self.encoded.extend(texts)
         self.kinds.add(kind)
         return l2_normalise(np.stack([self._vector(t) for t in texts]))
+
+
+def document_texts(encoder: TranslationEncoder) -> list[str]:
+    """What `encoder` encoded, less the reference sentences the language means are measured
+    from (mining in the neutral space encodes those first)."""
+    from engine.index.language_means import reference_sentences
+
+    references = {text for texts in reference_sentences().values() for text in texts}
+    return [text for text in encoder.encoded if text not in references]

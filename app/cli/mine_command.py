@@ -26,6 +26,9 @@ def register(subparsers) -> None:
     mine.add_argument("--margin", choices=("ratio", "distance", "absolute"), default="ratio",
                       help="score: ratio margin, distance margin or plain cosine (default ratio)")
     mine.add_argument("--threshold", type=float, help="keep pairs scoring above this (default per margin)")
+    mine.add_argument("--space", choices=("neutral", "plain"), default="neutral",
+                      help="compare vectors with each side's language mean taken out (neutral, "
+                      "the default) or as encoded (plain); thresholds are per space")
     mine.add_argument("--k", type=at_least_one, default=4, help="neighbours in the margin (default 4)")
     mine.add_argument("--align", choices=("auto", "on", "off"), default="auto",
                       help="ordered alignment for documents that translate each other (default auto)")
@@ -68,6 +71,7 @@ def options_from(args: argparse.Namespace):
         src_lang=args.src_lang,
         tgt_lang=args.tgt_lang,
         allow_same_language=args.same_language,
+        space=args.space,
     )
 
 
@@ -85,7 +89,7 @@ def run_mine(args: argparse.Namespace) -> int:
         print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
     elif args.output is None:
         sys.stdout.write(tsv_text(rows))
-    how = "aligned" if result.aligned else f"mined ({args.mode}, {args.margin} > {result.threshold:g})"
+    how = "aligned" if result.aligned else f"mined ({args.mode}, {args.margin} > {result.threshold:g}, {result.space} vectors)"
     where = f" into {args.output}" if args.output is not None else ""
     print(
         f"{len(rows)} pairs {how}, {result.src_lang or '?'} -> {result.tgt_lang or '?'}, "
@@ -126,6 +130,7 @@ def result_json(result) -> dict:
         "n_src": result.n_src,
         "n_tgt": result.n_tgt,
         "aligned": result.aligned,
+        "space": result.space,
         "increasing": round(result.increasing, 4),
         "threshold": result.threshold if result.threshold != float("-inf") else None,
         "pairs": [

@@ -52,7 +52,11 @@ class AlignConfig:
 
     Attributes:
         k: neighbours averaged for the margin.
-        min_ratio: ratio margin at which a bead gains nothing.
+        min_ratio: ratio margin at which a bead gains nothing. Above 1 because two
+            untranslated sentences can be each other's nearest neighbours (r >= 1); on
+            damaged translations 1.03 scores within 0.2 link-F1 of the best value (1.0)
+            both with language-neutral vectors and as encoded (bench/bench_alignment.py;
+            docs/benchmarks.md, "Ordered alignment").
         skip_penalty: cost of leaving one sentence unaligned, in ratio-margin units.
         band: half-width of the searched band in sentences; the band grows to cover the
             whole matrix when n * m <= full_matrix_cells.

@@ -44,7 +44,14 @@ def test_mine_writes_tsv_and_reports_on_stderr(fake_encoder, documents, tmp_path
     rows = read_tsv(out)
     assert {(src, tgt) for _, src, tgt in rows} == set(zip(GERMAN, ENGLISH))
     err = capsys.readouterr().err
-    assert "6 pairs mined (max, ratio > 1.03), de -> en, from 6 and 6 sentences" in err
+    assert "6 pairs mined (max, ratio > 1.26, neutral vectors), de -> en, from 6 and 6 sentences" in err
+
+
+def test_mine_space_plain_scores_the_vectors_as_encoded(fake_encoder, documents, tmp_path, capsys):
+    out = tmp_path / "pairs.tsv"
+    assert main(["mine", str(documents[0]), str(documents[1]), "-o", str(out), "--space", "plain"]) == 0
+    assert {(src, tgt) for _, src, tgt in read_tsv(out)} == set(zip(GERMAN, ENGLISH))
+    assert "6 pairs mined (max, ratio > 1.03, plain vectors)" in capsys.readouterr().err
 
 
 def test_mine_writes_tmx_with_detected_languages(fake_encoder, documents, tmp_path):

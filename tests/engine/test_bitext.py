@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 from engine.mining.bitext import (
@@ -18,7 +19,7 @@ from engine.mining.bitext import (
 )
 from engine.mining.bitext_io import read_tmx, read_tsv, tsv_text, write_pairs
 from engine.errors import ExtractionError, InputError
-from mining_fakes import ENGLISH, GERMAN, TranslationEncoder
+from mining_fakes import ENGLISH, GERMAN, TranslationEncoder, document_texts
 
 LANGS = dict(src_lang="de", tgt_lang="en")
 
@@ -47,7 +48,7 @@ def test_candidates_below_the_threshold_come_back_only_when_asked():
                             MiningOptions(**LANGS, keep_below_threshold=True))
     translations = {(order[j], j) for j in range(8)}
     assert {(p.src_indices[0], p.tgt_indices[0]) for p in default.pairs} == translations
-    assert review.threshold == default.threshold == DEFAULT_THRESHOLDS["ratio"]
+    assert review.threshold == default.threshold == DEFAULT_THRESHOLDS["neutral"]["ratio"]
     above = [p for p in review.pairs if p.score > review.threshold]
     below = [p for p in review.pairs if p.score <= review.threshold]
     assert above == list(default.pairs) and below  # same pairs above, candidates below
@@ -55,12 +56,50 @@ def test_candidates_below_the_threshold_come_back_only_when_asked():
     assert not review.aligned and review.increasing == default.increasing
 
 
+class LanguageOffsetEncoder(TranslationEncoder):
+    """TranslationEncoder whose vectors also carry a strong offset per language, as a real
+    multilingual encoder's do: every German text is close to every other German text."""
+
+    def __init__(self):
+        super().__init__()
+        from engine.index.language_means import reference_sentences
+
+        self.german = set(GERMAN) | set(reference_sentences()["de"])
+
+    def encode(self, texts, kind="passage"):
+        vectors = super().encode(texts, kind)
+        rng = np.random.default_rng(7)
+        offsets = {"de": rng.standard_normal(vectors.shape[1]), "en": rng.standard_normal(vectors.shape[1])}
+        shifted = vectors + np.stack([offsets["de" if t in self.german else "en"] for t in texts])
+        return shifted / np.linalg.norm(shifted, axis=1, keepdims=True)
+
+
+def test_neutral_space_takes_each_sides_language_mean_out():
+    order = [3, 0, 6, 1, 7, 2, 5, 4]
+    english = [ENGLISH[j] for j in order]
+    translations = {(order[j], j) for j in range(8)}
+    neutral = mine_sentences(GERMAN, english, LanguageOffsetEncoder(), MiningOptions(**LANGS))
+    plain = mine_sentences(GERMAN, english, LanguageOffsetEncoder(),
+                           MiningOptions(**LANGS, space="plain", keep_below_threshold=True))
+    assert neutral.space == "neutral" and plain.space == "plain"
+    assert {(p.src_indices[0], p.tgt_indices[0]) for p in neutral.pairs} == translations
+    assert neutral.threshold == DEFAULT_THRESHOLDS["neutral"]["ratio"]
+    # As encoded, the offsets squeeze every cosine together: translations' margins shrink.
+    assert min(p.score for p in neutral.pairs) > max(p.score for p in plain.pairs)
+
+
+def test_plain_space_encodes_no_reference_sentences():
+    encoder = TranslationEncoder()
+    mine_sentences(GERMAN, ENGLISH, encoder, MiningOptions(**LANGS, space="plain", align="off"))
+    assert sorted(encoder.encoded) == sorted(GERMAN + ENGLISH)
+
+
 def test_duplicate_sentences_are_encoded_and_mined_once():
     encoder = TranslationEncoder()
     src = GERMAN[:4] + [GERMAN[1], GERMAN[1]] + GERMAN[4:]
     tgt = ENGLISH + [ENGLISH[2]]
     result = mine_sentences(src, tgt, encoder, MiningOptions(align="off", **LANGS))
-    assert sorted(encoder.encoded) == sorted(GERMAN + ENGLISH)
+    assert sorted(document_texts(encoder)) == sorted(GERMAN + ENGLISH)
     assert encoder.kinds == {"query"}
     texts = [p.src_text for p in result.pairs]
     assert len(texts) == len(set(texts)) == 8
@@ -105,7 +144,8 @@ def test_progress_events_then_result_and_cancel_by_closing(tmp_path):
     assert all(isinstance(e, MiningProgress) for e in events[:-1])
     assert isinstance(events[-1], MiningFinished) and len(events[-1].result.pairs) == 8
     stages = [e.stage for e in events[:-1]]
-    assert stages.index("encode source") < stages.index("search source") < stages.index("search target")
+    assert (stages.index("language means") < stages.index("encode source") < stages.index("search source")
+            < stages.index("search target"))
 
     encoder = TranslationEncoder()
     run = iter_mine_documents(src, tgt, encoder, MiningOptions(**LANGS))
@@ -113,7 +153,7 @@ def test_progress_events_then_result_and_cancel_by_closing(tmp_path):
         if event.stage == "encode source":
             break
     run.close()  # the caller cancels: nothing more is encoded
-    assert encoder.encoded == GERMAN
+    assert document_texts(encoder) == GERMAN
 
 
 def test_read_sentences_lines_tsv_and_prose(tmp_path):
@@ -161,7 +201,7 @@ def test_binary_file_is_a_clear_error(tmp_path):
 
 
 def test_bad_options_are_input_errors():
-    for bad in (dict(margin="cos"), dict(mode="all"), dict(align="yes"), dict(k=0)):
+    for bad in (dict(margin="cos"), dict(mode="all"), dict(align="yes"), dict(k=0), dict(space="centred")):
         with pytest.raises(InputError):
             MiningOptions(**bad)
 

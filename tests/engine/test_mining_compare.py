@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.errors import InputError
+from engine.index.language_means import SENTENCES_PER_LANGUAGE
 from engine.mining.bitext import MiningFinished, MiningOptions, MiningProgress
 from engine.mining.compare import (ComparedFinished, ModelSpeed, TimedEncoder, iter_mine_with_models,
                                    speed_text)
@@ -28,7 +29,10 @@ def test_one_model_mines_as_before_and_reports_its_speed(documents):
     last = events[-1]
     assert isinstance(last, ComparedFinished) and isinstance(last.finished, MiningFinished)
     (speed,) = last.speeds
-    assert speed.name == "fake" and speed.sentences == len(GERMAN) + len(ENGLISH) and speed.seconds > 0
+    # the documents' sentences, and the reference sentences of the two language means
+    references = 2 * SENTENCES_PER_LANGUAGE
+    assert speed.name == "fake" and speed.sentences == len(GERMAN) + len(ENGLISH) + references
+    assert speed.seconds > 0
     assert speed.pairs == len(last.finished.result.pairs) > 0
 
 

@@ -99,7 +99,7 @@ def test_the_slider_starts_at_the_default_threshold_and_can_lower_it(qtbot, pane
     mine(qtbot, panel, de, en)
     total = len(panel.pairs.pairs())
     assert total > 8 and "candidate pairs mined" in panel.stage.text()
-    assert abs(panel.threshold() - DEFAULT_THRESHOLDS["ratio"]) < 0.02  # nearest slider step
+    assert abs(panel.threshold() - DEFAULT_THRESHOLDS["neutral"]["ratio"]) < 0.02  # nearest slider step
     assert len(panel.pairs.kept()) == 8 and panel.table.model().rowCount() == 8
     panel.slider.setValue(0)
     assert len(panel.pairs.kept()) == total and panel.table.model().rowCount() == total
