@@ -35,13 +35,13 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
+from bench_mining import pud as read_pud, tatoeba as read_tatoeba  # noqa: E402  (same data, same readers)
 from engine.mining.alignment import AlignConfig  # noqa: E402
 from engine.mining.bitext import MiningOptions, mine_sentences  # noqa: E402
 
 log = logging.getLogger("bench_alignment")
-TATOEBA_CODES = {"de": "deu", "fr": "fra", "es": "spa", "ru": "rus", "zh": "cmn", "ar": "ara", "hi": "hin",
-                 "it": "ita", "pt": "por", "tr": "tur"}
 DEFAULT_GRID = {"plain": (0.95, 0.98, 1.0, 1.01, 1.02, 1.03, 1.05, 1.08),
                 "neutral": (0.95, 0.98, 1.0, 1.03, 1.06, 1.1, 1.15, 1.2, 1.3)}
 
@@ -68,18 +68,6 @@ class DocumentPair:
             for sentence in held:
                 where[sentence] = unit
         return {(unit, where[s]) for unit, held in enumerate(self.src.holds) for s in held if s in where}
-
-
-def read_pud(shared: Path, lang: str) -> list[str]:
-    path = shared / "corpus" / "pud-parallel" / f"pud.{lang}.tsv"
-    return [line.split("\t", 1)[1] for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def read_tatoeba(shared: Path, lang: str) -> tuple[list[str], list[str]]:
-    code = TATOEBA_CODES[lang]
-    base = shared / "tatoeba" / "v1" / f"tatoeba.{code}-eng"
-    return (Path(f"{base}.{code}").read_text(encoding="utf-8").splitlines(),
-            Path(f"{base}.eng").read_text(encoding="utf-8").splitlines())
 
 
 def damaged(sentences: list[str], ids: list[int], rng: random.Random, drop: set[int],
