@@ -31,12 +31,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from bench_laser_student import CachedEncoder  # noqa: E402  (vectors by kind and text, kept on disk)
 from bench_mining import pud as read_pud, tatoeba as read_tatoeba  # noqa: E402  (same data, same readers)
 from engine.mining.alignment import AlignConfig  # noqa: E402
 from engine.mining.bitext import MiningOptions, mine_sentences  # noqa: E402
@@ -110,36 +110,6 @@ def document_pairs(shared: Path, lang: str, docs: int, seed: int) -> list[Docume
     return pairs
 
 
-class CachedEncoder:
-    """The encoder with every text's vector kept in memory and on disk (the grid re-mines
-    the same documents many times; encoding is the slow part)."""
-
-    def __init__(self, encoder, cache: Path):
-        self.encoder, self.name, self.dim = encoder, encoder.name, encoder.dim
-        self.path = cache / f"{hashlib.sha1(encoder.name.encode()).hexdigest()[:12]}.npz"
-        self.vectors: dict[tuple[str, str], np.ndarray] = {}
-        if self.path.is_file():
-            with np.load(self.path, allow_pickle=False) as data:
-                keys, vectors = data["keys"], data["vectors"]
-            self.vectors = {tuple(k.split("\x00", 1)): v for k, v in zip(keys, vectors)}
-        self.added = 0
-
-    def encode(self, texts, kind="passage"):
-        missing = list(dict.fromkeys(t for t in texts if (kind, t) not in self.vectors))
-        if missing:
-            for text, vector in zip(missing, self.encoder.encode(missing, kind=kind)):
-                self.vectors[kind, text] = np.asarray(vector, np.float32)
-            self.added += len(missing)
-        return np.stack([self.vectors[kind, t] for t in texts])
-
-    def save(self) -> None:
-        if not self.added:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        keys = np.array([f"{kind}\x00{text}" for kind, text in self.vectors])
-        np.savez(self.path, keys=keys, vectors=np.stack(list(self.vectors.values())))
-
-
 def link_scores(pair: DocumentPair, beads) -> tuple[int, int, int]:
     """(links predicted, links gold, links right)."""
     predicted = {(s, t) for bead in beads for s in bead.src_indices for t in bead.tgt_indices}
@@ -159,50 +129,57 @@ def align(pair: DocumentPair, encoder, space: str, min_ratio: float | None, alig
     return mine_sentences(pair.src.sentences, pair.tgt.sentences, encoder, options)
 
 
+def _scores(counts: dict, space: str, min_ratio: float, test: bool, lang: str | None = None):
+    """P, R, F1 over the document pairs of one grid point: dev or test, one language or all."""
+    return prf([c for (s, m, is_test, l), c in counts.items()
+                if (s, m, is_test) == (space, min_ratio, test) and lang in (None, l)])
+
+
 def run(args) -> None:
     from engine.models import load_encoder
 
-    encoder = CachedEncoder(load_encoder(args.model), args.cache)
+    encoder = load_encoder(args.model)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    encoder = CachedEncoder(encoder, args.cache / f"{hashlib.sha1(encoder.name.encode()).hexdigest()[:12]}.npz")
     pairs = [p for lang in args.langs for p in document_pairs(args.shared, lang, args.docs, args.seed)]
-    dev = [p for p in pairs if p.index < args.docs // 2]
-    test = [p for p in pairs if p.index >= args.docs // 2]
+    is_test = lambda pair: pair.index >= args.docs // 2  # noqa: E731
+    test = [p for p in pairs if is_test(p)]
     print(f"model {encoder.name}; {len(pairs)} document pairs ({args.docs} per language, "
-          f"~{len(pairs[0].src.sentences)} sentences each), dev {len(dev)}, test {len(test)}\n")
-    counts: dict[tuple[str, float, int, str], tuple[int, int, int]] = {}
+          f"~{len(pairs[0].src.sentences)} sentences each), dev {len(pairs) - len(test)}, test {len(test)}\n")
+    # (space, min_ratio, test?, language) -> summed (links predicted, gold, right)
+    counts: dict[tuple[str, float, bool, str], tuple[int, int, int]] = {}
     for space in args.spaces:
-        for min_ratio in DEFAULT_GRID[space] if not args.min_ratios else args.min_ratios:
+        for min_ratio in args.min_ratios or DEFAULT_GRID[space]:
             for pair in pairs:
-                result = align(pair, encoder, space, min_ratio)
-                counts[space, min_ratio, pair.index, pair.lang] = link_scores(pair, result.pairs)
+                key = (space, min_ratio, is_test(pair), pair.lang)
+                found = link_scores(pair, align(pair, encoder, space, min_ratio).pairs)
+                counts[key] = tuple(a + b for a, b in zip(counts.get(key, (0, 0, 0)), found))
             encoder.save()
             log.info("%s min_ratio %.2f: dev F1 %.1f", space, min_ratio,
-                     100 * prf([c for (s, m, i, _), c in counts.items() if (s, m) == (space, min_ratio)
-                                and i < args.docs // 2])[2])
+                     100 * _scores(counts, space, min_ratio, False)[2])
     print("| space | min_ratio | dev F1 | test P | test R | test F1 | " +
           " | ".join(f"{lang} F1" for lang in args.langs) + " |")
     print("|---|---|---|---|---|---|" + "---|" * len(args.langs))
     for space in args.spaces:
         grid = sorted({m for (s, m, _, _) in counts if s == space})
-        dev_f1 = {m: prf([c for (s, mm, i, _), c in counts.items() if (s, mm) == (space, m)
-                          and i < args.docs // 2])[2] for m in grid}
-        best = max(grid, key=lambda m: dev_f1[m])
+        dev_f1 = {m: _scores(counts, space, m, False)[2] for m in grid}
+        best = max(grid, key=dev_f1.get)
         for m in grid:
-            test_counts = {k: c for k, c in counts.items() if k[:2] == (space, m) and k[2] >= args.docs // 2}
-            p, r, f = prf(list(test_counts.values()))
-            per_lang = [prf([c for k, c in test_counts.items() if k[3] == lang])[2] for lang in args.langs]
+            p, r, f = _scores(counts, space, m, True)
+            per_lang = [_scores(counts, space, m, True, lang)[2] for lang in args.langs]
             mark = " (best dev)" if m == best else ""
             print(f"| {space} | {m:g}{mark} | {100 * dev_f1[m]:.1f} | {100 * p:.1f} | {100 * r:.1f} | "
                   f"{100 * f:.1f} | " + " | ".join(f"{100 * x:.1f}" for x in per_lang) + " |")
     print("\n`--align auto` (default min_ratio of each space):\n")
     print("| space | translations aligned | unrelated documents aligned |")
     print("|---|---|---|")
+    # each test document against the English of the same language's first document
+    first = {p.lang: p for p in pairs if p.index == 0}
+    unrelated = [DocumentPair(p.lang, p.index, p.src, first[p.lang].tgt) for p in test]
     for space in args.spaces:
         translated = sum(align(p, encoder, space, None, "auto").aligned for p in test)
-        # each test document against the English of the same language's first document
-        other = {p.lang: p for p in dev if p.index == 0}
-        unrelated = sum(align(DocumentPair(p.lang, p.index, p.src, other[p.lang].tgt), encoder, space, None,
-                              "auto").aligned for p in test)
-        print(f"| {space} | {translated} of {len(test)} | {unrelated} of {len(test)} |")
+        mixed = sum(align(p, encoder, space, None, "auto").aligned for p in unrelated)
+        print(f"| {space} | {translated} of {len(test)} | {mixed} of {len(test)} |")
     encoder.save()
 
 
