@@ -18,8 +18,8 @@ stsb      cross-lingual STS-B (test split): English queries, their paraphrase in
           sentences in the targets' languages from other rows).
 xling, english-doc, manual5
           translated Debian manuals and /usr/share/doc (bench/devsets_debian.py says
-          what each holds); english-doc and manual5 also have questions nothing in
-          them answers (no_answer.json).
+          what each holds); all three also have questions nothing in them answers
+          (no_answer.json; xling's in the handbook's own languages).
 
 Every set is a folder of documents and a list of queries, each with its expected
 document (`acceptable` lists every document that answers it, when several near-identical

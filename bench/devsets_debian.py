@@ -13,7 +13,7 @@ manual5      the New Maintainers' Guide (11 files: the index page, nine chapters
              version), among ~100 English licences, READMEs, changelogs and HTML manuals;
              English, same-language and command-lookup queries (questions_manual5.py).
 
-english-doc and manual5 also carry questions nothing in their folder answers
+english-doc, manual5 and xling also carry questions nothing in their folder answers
 (questions_no_answer.py, `no_answer.json`), for the "no strong match" reading.
 Translated manuals come from Debian packages pinned in bench/debian_packages.py; the
 package READMEs and licences from /usr/share/doc are frozen lists (bench/devsets_doc_files.py).
@@ -28,7 +28,7 @@ from debian_packages import unpacked
 from devsets_doc_files import ENGLISH_DOC_PACKAGE_FILES, MANUAL5_PACKAGE_FILES
 from questions_english_doc import ENGLISH_DOC_QUESTIONS
 from questions_manual5 import MANUAL5_QUESTIONS
-from questions_no_answer import ENGLISH_DOC_NO_ANSWER, MANUAL5_NO_ANSWER
+from questions_no_answer import ENGLISH_DOC_NO_ANSWER, MANUAL5_NO_ANSWER, XLING_NO_ANSWER
 from questions_xling import XLING_QUESTIONS
 
 DOC = Path("/usr/share/doc")
@@ -202,7 +202,8 @@ def build_manual5(folder: Path) -> list[dict]:
 
 
 def no_answer_questions(name: str) -> list[str]:
-    return {"english-doc": ENGLISH_DOC_NO_ANSWER, "manual5": MANUAL5_NO_ANSWER}.get(name, [])
+    return {"english-doc": ENGLISH_DOC_NO_ANSWER, "manual5": MANUAL5_NO_ANSWER,
+            "xling": XLING_NO_ANSWER}.get(name, [])
 
 
 def copy(source: Path, target: Path) -> None:

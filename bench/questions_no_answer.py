@@ -8,6 +8,9 @@ search ran: the topic's words were searched for with grep (case ignored) in ever
 and the few files that hold one were read: none answers the question (the comment names
 them; checked again on the frozen file lists of bench/devsets_doc_files.py). english-doc
 and manual5 share the everyday questions; the technical ones are written for each folder.
+xling's are asked in the handbook's own languages (and English), so that a question with
+no answer in one language meets text in all the others; grepped the same way, in each
+question's language and in English.
 """
 
 EVERYDAY = [
@@ -59,4 +62,30 @@ MANUAL5_NO_ANSWER = EVERYDAY + [
     "center a div horizontally with CSS flexbox",
     "configure nginx as a reverse proxy for my web application",
     "recover deleted photos from an iPhone",
+]
+
+# The Debian Administrator's Handbook in nine languages (xling). Its chapters cover servers,
+# networks, packages and security; none of these topics.
+XLING_NO_ANSWER = [
+    "recette de gâteau au chocolat avec des fraises",
+    "combien de temps faut-il cuire un œuf à la coque",
+    "Wann ist die beste Zeit, Tomaten im Garten zu pflanzen",  # "tomate" only in "automate"
+    "Wie bekomme ich einen Rotweinfleck aus dem Teppich",
+    "horarios de trenes de Madrid a Barcelona para mañana",  # "tren" only inside other words
+    "cuántas calorías tiene un plátano",
+    "как научить щенка команде сидеть",
+    "кто выиграл чемпионат мира по футболу в 1998 году",
+    "schema a maglia per una sciarpa di lana calda",
+    "sintomas da gripe em crianças pequenas",
+    "how to tie a bow tie",
+    "cheap flights to Lisbon in May",  # "flight": one passing word in the hotplug chapter (ja)
+    "Wie exportiere ich eine Excel-Tabelle als CSV",  # "excel" only in "excellent"
+    "cómo centrar un div horizontalmente con CSS flexbox",
+    "train an image classifier neural network with PyTorch",
+    "как восстановить удалённые фотографии с iPhone",
+    "come pubblicare il mio pacchetto Python su PyPI",
+    "como configurar um controlador de ingress no Kubernetes",
+    "make my Android phone a Wi-Fi hotspot",
+    "accélérer un site WordPress trop lent",
+    "Wie installiere ich Microsoft Office auf einem Mac",  # "mac": MAC addresses only
 ]
