@@ -15,7 +15,7 @@ import devsets_debian as sets  # noqa: E402
 from bench_search import ranks, shown_rank  # noqa: E402
 from questions_english_doc import ENGLISH_DOC_QUESTIONS  # noqa: E402
 from questions_manual5 import MANUAL5_QUESTIONS  # noqa: E402
-from questions_no_answer import ENGLISH_DOC_NO_ANSWER, MANUAL5_NO_ANSWER  # noqa: E402
+from questions_no_answer import ENGLISH_DOC_NO_ANSWER, MANUAL5_NO_ANSWER, XLING_NO_ANSWER  # noqa: E402
 from questions_xling import XLING_QUESTIONS  # noqa: E402
 
 
@@ -49,6 +49,14 @@ def test_manual5_and_english_doc_answers_are_documents_of_the_set():
     assert len(ENGLISH_DOC_QUESTIONS) >= 25
     assert len({q for q, *_ in ENGLISH_DOC_QUESTIONS}) == len(ENGLISH_DOC_QUESTIONS)
     assert len(ENGLISH_DOC_NO_ANSWER) >= 25 and len(MANUAL5_NO_ANSWER) >= 25
+
+
+def test_xling_has_unanswerable_questions_in_several_languages():
+    assert len(XLING_NO_ANSWER) >= 20 and len(set(XLING_NO_ANSWER)) == len(XLING_NO_ANSWER)
+    assert sets.no_answer_questions("xling") == XLING_NO_ANSWER
+    # asked in the handbook's languages, Russian among them, not only in English
+    scripts = Counter("cyrillic" if any("\u0400" <= c <= "\u04ff" for c in q) else "latin" for q in XLING_NO_ANSWER)
+    assert scripts["cyrillic"] >= 2 and scripts["latin"] >= 10
 
 
 def test_any_acceptable_document_counts_with_ties_against_it():
