@@ -24,6 +24,7 @@ raised BUCC-style F1 on every language pair measured (docs/benchmarks.md,
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -264,14 +265,31 @@ class SideSpace:
         return self.means.neutral(vectors, [self.language] * len(vectors), "query")
 
 
+# The language means each encoder measured, kept while it lives: the window mines many
+# documents with the library's one encoder, and a language's mean is a function of the
+# model alone, so it is measured once per process rather than on every run.
+_MEANS_BY_ENCODER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _means_of(encoder) -> LanguageMeans:
+    try:
+        means = _MEANS_BY_ENCODER.get(encoder)
+        if means is None:
+            means = _MEANS_BY_ENCODER[encoder] = LanguageMeans(encoder.dim)
+        return means
+    except TypeError:  # an encoder that cannot be weakly referenced: measured for this run only
+        return LanguageMeans(encoder.dim)
+
+
 def _side_spaces(encoder, languages: tuple[str | None, str | None], space: str
                  ) -> Generator[MiningProgress, None, tuple[SideSpace, SideSpace]]:
     """Each side's SideSpace; for "neutral", the two languages' means are measured with
-    `encoder` first (its own vectors of the shipped reference sentences, ~1 s a language)."""
+    `encoder` first (its own vectors of the shipped reference sentences, ~1 s a language,
+    once per encoder and language)."""
     if space == "plain":
         return SideSpace(languages[0]), SideSpace(languages[1])
     yield MiningProgress("language means", 0, 1)
-    means = LanguageMeans(encoder.dim)
+    means = _means_of(encoder)
     means.ensure(encoder, languages, "query")
     yield MiningProgress("language means", 1, 1)
     return SideSpace(languages[0], means), SideSpace(languages[1], means)

@@ -94,6 +94,21 @@ def test_plain_space_encodes_no_reference_sentences():
     assert sorted(encoder.encoded) == sorted(GERMAN + ENGLISH)
 
 
+def test_language_means_are_measured_once_per_encoder():
+    encoder = TranslationEncoder()
+    options = MiningOptions(**LANGS, align="off")
+    first = mine_sentences(GERMAN, ENGLISH, encoder, options)
+    references = len(encoder.encoded) - len(GERMAN + ENGLISH)
+    assert references > 0
+    encoder.encoded.clear()
+    second = mine_sentences(GERMAN, ENGLISH, encoder, options)
+    assert sorted(encoder.encoded) == sorted(GERMAN + ENGLISH)  # the means were kept
+    assert [p.score for p in second.pairs] == [p.score for p in first.pairs]
+    other = TranslationEncoder()  # another encoder (same name) measures its own
+    mine_sentences(GERMAN, ENGLISH, other, options)
+    assert len(other.encoded) - len(GERMAN + ENGLISH) == references
+
+
 def test_duplicate_sentences_are_encoded_and_mined_once():
     encoder = TranslationEncoder()
     src = GERMAN[:4] + [GERMAN[1], GERMAN[1]] + GERMAN[4:]
