@@ -11,11 +11,18 @@ reference queries) reach in the same library; then, for each floor, the share of
 unanswerable and nonsense questions left without a strong match and of right first
 results kept strong (a keyword share of 0.3 or more keeps a match strong whatever its
 cosine, as SearchConfig.keyword_answer_share does).
+
+`--dump features.json` also writes, per question, what else a floor could read: the
+query's mean and spread of corrected cosines over the library (the z baseline), its 10th
+and 30th best dense candidates, and the best that the library's reference sentences of
+the query's language reach; `--rules features.json` compares floors on those signals,
+each threshold chosen on the other dev sets and scored on the one left out.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -26,6 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_search as bs  # noqa: E402
 
+from engine.index.fusion import score_baseline  # noqa: E402
+from engine.langid import detect_language  # noqa: E402
+from engine.query import parse_query  # noqa: E402
 from engine.search import dense_candidates, hubness_corrected  # noqa: E402
 from engine.search_config import SearchConfig  # noqa: E402
 
@@ -42,8 +52,9 @@ def first_passage(library, text: str) -> tuple[float | None, float, list[str]]:
     return parts.cosine - parts.hubness, parts.keyword_share, names
 
 
-def reference_best(library) -> np.ndarray:
-    """The best corrected cosine each hubness reference query reaches in the library."""
+def reference_best(library, per_language: bool = False):
+    """The best corrected cosine each hubness reference query reaches in the library; with
+    `per_language`, a dictionary of those bests by the reference query's language."""
     live = library.live
     live.ensure_corrections(library.encoder)
     vectors, languages = live.hubness_reference
@@ -51,14 +62,121 @@ def reference_best(library) -> np.ndarray:
     for vector, language in zip(vectors, languages):
         ids, scores = dense_candidates(live, vector, 8)
         best.append(float(hubness_corrected(live, ids, scores, language).max()) if len(ids) else np.nan)
-    return np.array(best)
+    if not per_language:
+        return np.array(best)
+    by_language: dict[str, list[float]] = {}
+    for value, language in zip(best, languages):
+        by_language.setdefault(language, []).append(value)
+    return by_language
+
+
+def dense_profile(library, text: str) -> dict:
+    """The query's corrected cosines as the search sees them: its mean and spread over the
+    library (the z baseline) and its 1st, 10th and 30th best dense candidates."""
+    live = library.live
+    parsed = parse_query(text)
+    encoded = library.encoder.encode([parsed.meaning_text], kind="query")[0]
+    language = detect_language(parsed.meaning_text)
+    live.ensure_corrections(library.encoder, query_language=language, query=True)
+    vector = live.query_vector(encoded, language)
+    baseline = score_baseline(live, vector, language)
+    ids, scores = dense_candidates(live, vector, 64)
+    ranked = np.sort(hubness_corrected(live, ids, scores, language))[::-1]
+    at = lambda n: float(ranked[min(n, len(ranked)) - 1])  # noqa: E731
+    return {"language": language, "mean": baseline.mean, "std": baseline.std,
+            "best": at(1), "tenth": at(10), "thirtieth": at(30)}
+
+
+def dump(devsets: list[str]) -> list[dict]:
+    """One row per question of every dev set: its kind, whether its answer is first, and
+    every signal a floor could read."""
+    rows = []
+    for devset in devsets:
+        library, _ = bs.open_home(devset, "filtered", bs.DEFAULT_MODEL, "neutral")
+        try:
+            reference = reference_best(library, per_language=True)
+            everyone = [v for values in reference.values() for v in values]
+            asked = [(item["query"], "answerable", item) for item in bs.load_queries(devset)]
+            asked += [(q, "unanswerable", None) for q in bs.load_no_answer(devset)]
+            asked += [(q, "nonsense", None) for q in bs.nonsense_queries()]
+            for text, kind, item in asked:
+                cosine, share, names = first_passage(library, text)
+                profile = dense_profile(library, text)
+                own = reference.get(profile["language"], everyone)
+                rows.append({"devset": devset, "query": text, "kind": kind,
+                             "right_first": bool(item and bs.shown_rank(names, item) == 1),
+                             "first": cosine, "share": share, **profile,
+                             "reference_p50": float(np.nanpercentile(own, 50)),
+                             "reference_p90": float(np.nanpercentile(own, 90)),
+                             "reference_max": float(np.nanmax(own))})
+        finally:
+            library.close()
+    return rows
+
+
+# Signals a floor could read, each from one row of dump(); a question is left without a
+# strong match when its signal is under the threshold and no passage holds its words.
+SIGNALS = {
+    "best cosine (today)": lambda r: r["best"],
+    "best - mean": lambda r: r["best"] - r["mean"],
+    "z of the best": lambda r: (r["best"] - r["mean"]) / r["std"],
+    "best - 10th": lambda r: r["best"] - r["tenth"],
+    "best - 30th": lambda r: r["best"] - r["thirtieth"],
+    "best - reference p90": lambda r: r["best"] - r["reference_p90"],
+    "best - reference max": lambda r: r["best"] - r["reference_max"],
+}
+
+
+def _readings(rows: list[dict], signal, threshold: float) -> tuple[float, float]:
+    """(share of unanswerable and nonsense questions left silent, share of right first
+    results kept strong) at one threshold."""
+    def silent(r):
+        return signal(r) < threshold and r["share"] < KEYWORD_SHARE
+    unanswerable = [silent(r) for r in rows if r["kind"] != "answerable"]
+    kept = [not silent(r) for r in rows if r["kind"] == "answerable" and r["right_first"]]
+    return (float(np.mean(unanswerable)) if unanswerable else float("nan"),
+            float(np.mean(kept)) if kept else float("nan"))
+
+
+def _keeping_all(rows: list[dict], signal) -> float:
+    """The highest threshold that keeps every right first result of `rows` strong."""
+    kept = [signal(r) for r in rows if r["kind"] == "answerable" and r["right_first"] and r["share"] < KEYWORD_SHARE]
+    return min(kept) if kept else float("inf")
+
+
+def rules(rows: list[dict]) -> None:
+    """Each signal's threshold fixed on all dev sets but one (the highest that keeps every
+    right first result there strong), then read on the one left out."""
+    devsets = sorted({r["devset"] for r in rows})
+    print("| signal | " + " | ".join(devsets) + " | all (silent / kept) |")
+    print("|---|" + "---|" * (len(devsets) + 1))
+    for name, signal in SIGNALS.items():
+        cells, silent, kept = [], [], []
+        for held_out in devsets:
+            threshold = _keeping_all([r for r in rows if r["devset"] != held_out], signal)
+            test = [r for r in rows if r["devset"] == held_out]
+            s, k = _readings(test, signal, threshold)
+            cells.append(("-" if np.isnan(s) else f"{s:.2f}") + f" / {k:.2f}")
+            silent += [signal(r) < threshold and r["share"] < KEYWORD_SHARE for r in test if r["kind"] != "answerable"]
+            kept += [not (signal(r) < threshold and r["share"] < KEYWORD_SHARE)
+                     for r in test if r["kind"] == "answerable" and r["right_first"]]
+        print(f"| {name} | " + " | ".join(cells) + f" | {np.mean(silent):.2f} / {np.mean(kept):.3f} |")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devsets", nargs="+", default=["english-doc", "manual5", "mixed", "xling"])
     parser.add_argument("--floors", nargs="+", type=float, default=[0.50, 0.52, 0.53, 0.54])
+    parser.add_argument("--dump", type=Path, help="write every question's signals to this file")
+    parser.add_argument("--rules", type=Path, help="compare floors on a --dump file")
     args = parser.parse_args(argv)
+    if args.rules:
+        rules(json.loads(args.rules.read_text()))
+        return 0
+    if args.dump:
+        args.dump.write_text(json.dumps(dump(args.devsets), ensure_ascii=False, indent=1))
+        rules(json.loads(args.dump.read_text()))
+        return 0
     for devset in args.devsets:
         library, _ = bs.open_home(devset, "filtered", bs.DEFAULT_MODEL, "neutral")
         try:
