@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import random
 import stat
 import time
 from collections import defaultdict
@@ -74,6 +75,13 @@ class IndexerConfig:
     extract_in_child: bool = True
 
 
+# The files read first, as a random sample of the run, so that the time left is estimated
+# from every part of the folder (engine.throughput): 2% of the files to read, at least 10
+# and at most 400; none where 10 would be more than a fifth of them.
+SAMPLE_SHARE = 0.02
+SAMPLE_MIN, SAMPLE_MAX = 10, 400
+
+
 @dataclass
 class _Run:
     pace: Throughput
@@ -86,6 +94,7 @@ class _Run:
     skipped: list[SkippedFile] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     planned: dict[Path, tuple[str, int]] = field(default_factory=dict)  # file -> (kind, bytes to read)
+    placed: int = 0  # files of the roots already ordered: the next root's places start here
 
     def progress(self, current: str | None = None) -> IndexProgress:
         """Files stored (or skipped) so far; the rate and time left follow passages encoded
@@ -98,13 +107,39 @@ class _Run:
         self.planned[file] = (kind, size)
         self.pace.plan(kind, size)
 
-    def visited(self, file: Path, passages: int) -> None:
-        """Tells the pace what reading `file` gave: passages to encode (its members' too), or none."""
+    def visited(self, file: Path, passages: int, position: int, ahead: bool) -> None:
+        """Tells the pace what reading `file` gave: passages to encode (its members' too), or
+        none; `position` is its place in the reading order, `ahead` whether it was read
+        before its turn, as part of the sample (reading_order)."""
         kind, size = self.planned.pop(file, ("", 0))
-        if passages:
-            self.pace.read(kind, size, passages)
-        else:
+        if not passages:
             self.pace.passed(kind, size)
+        elif ahead:
+            self.pace.read_ahead(kind, size, passages, position)
+        else:
+            self.pace.read(kind, size, passages)
+        if not ahead:
+            self.pace.reached(position)
+
+    def reading_order(self, files: list[Path]) -> list[tuple[int, Path, bool]]:
+        """(place in the reading order, file, read ahead) for one root's files, in the order
+        they are read: a sample of the files that need reading first, then the others in
+        order. The sample is one file drawn at random (seeded) from each of equal stretches
+        of the order, so every part of the folder is in it. Images come last (OCR costs
+        seconds a page: the other files are searchable first) and are never sampled."""
+        order = sorted(files, key=lambda f: extension_format(f) == "image")
+        base, self.placed = self.placed, self.placed + len(order)
+        candidates = [i for i, f in enumerate(order)
+                      if self.planned.get(f, ("", 0))[1] > 0 and extension_format(f) != "image"]
+        n = len(candidates)
+        size = min(SAMPLE_MAX, max(SAMPLE_MIN, round(SAMPLE_SHARE * n)))
+        if size > n // 5:  # a small folder: a sample of it would say little, read it in order
+            size = 0
+        rng = random.Random(len(order))
+        ahead = [candidates[rng.randrange(k * n // size, (k + 1) * n // size)] for k in range(size)]
+        chosen = set(ahead)
+        return ([(base + i, order[i], True) for i in ahead]
+                + [(base + i, f, False) for i, f in enumerate(order) if i not in chosen])
 
     def summary(self, cancelled: bool) -> IndexSummary:
         return IndexSummary(
@@ -226,8 +261,7 @@ class Indexer:
         pending: list[DocumentWrite] = []
         failures: list[FailureWrite] = []
         batch = _Batch()
-        # Images wait for the rest: OCR costs seconds a page, the other files are searchable first.
-        for file in sorted(files, key=lambda f: extension_format(f) == "image"):
+        for position, file, ahead in run.reading_order(files):
             passages = 0
             for outcome, is_file in self._visit(run, file, known.get(path_key(file)), known):
                 if isinstance(outcome, DocumentWrite):
@@ -239,7 +273,7 @@ class Indexer:
                     if isinstance(outcome, FailureWrite):
                         failures.append(outcome)
                 if is_file:
-                    run.visited(file, passages)
+                    run.visited(file, passages, position, ahead)
                 if batch.passages >= self.config.batch_passages:
                     yield from self._flush(run, root_id, pending, failures, current=str(file))
                     run.files_done += batch.files

@@ -132,3 +132,60 @@ def test_throughput_uses_each_kind_of_files_own_density_once_known():
     assert pace.passages_left() == pytest.approx(100)
     pace.passed("pdf", 2_000_000)  # unchanged after all
     assert pace.passages_left() == 0
+
+
+def test_sampled_files_ahead_say_what_the_rest_of_a_kind_holds():
+    """Dense files first, sparse ones after (same kind): the sparse one sampled ahead tells,
+    where the density of what was read would say three and a half times too much."""
+    pace = Throughput(FakeClock())
+    for _ in range(10):
+        pace.plan("txt", 1_000_000)
+    pace.read_ahead("txt", 1_000_000, passages=1_000, position=8)  # sparse, read first
+    for position in range(5):  # the five dense files, in order
+        pace.read("txt", 1_000_000, passages=4_000)
+        pace.reached(position)
+    pace.encoded(21_000)
+    truth = 4 * 1_000  # the four sparse files not read yet
+    cumulative = 4 * 1_000_000 * 21_000 / 6_000_000
+    assert pace.passages_left() == pytest.approx(truth, rel=0.05)
+    assert cumulative > 3 * truth
+    pace.reached(8)  # past the sample: what every file of the kind gave
+    assert pace.passages_left() == pytest.approx(cumulative)
+
+
+def _dense_then_sparse_run(tmp_path_factory, monkeypatch=None):
+    """Forty files of plain sentences first (by name), then forty holding the same amount of
+    text padded with spaces (four times the bytes): (fake time, event) pairs and the end."""
+    root = tmp_path_factory.mktemp("docs")
+    for n in range(40):
+        lines = [sentence(1000 * n + i) for i in range(40)]
+        (root / f"a_{n:02d}.txt").write_text("\n".join(lines), encoding="utf-8")
+        (root / f"b_{n:02d}.txt").write_text("\n".join(line + " " * 300 for line in lines), encoding="utf-8")
+    clock = FakeClock()
+    library = Library.open(data_paths(tmp_path_factory.mktemp("home")), encoder=WordEncoder())
+    try:
+        library.live.ensure_corrections(WordEncoder(), passage_languages=["en"])
+        indexer = Indexer(library.store, library.live, SlowEncoder(clock), IndexerConfig(batch_passages=16),
+                          clock=clock)
+        events = [(clock.now, e) for e in indexer.run([root]) if isinstance(e, IndexProgress)]
+        return events, clock.now
+    finally:
+        library.close()
+
+
+def _worst_error_after_a_tenth(events, end) -> float:
+    errors = [abs(e.eta_s - (end - now)) / (end - now) for now, e in events
+              if e.eta_s is not None and e.files_done >= 0.1 * e.files_total and end - now > 0.05 * end]
+    assert len(errors) >= 10
+    return max(errors)
+
+
+def test_the_time_left_holds_when_later_folders_are_unlike_the_first(tmp_path_factory, monkeypatch):
+    events, end = _dense_then_sparse_run(tmp_path_factory)
+    first = [e.current for _, e in events if e.current][:10]
+    assert any("b_" in (c or "") for c in first), "a sample of every part of the run is read first"
+    assert _worst_error_after_a_tenth(events, end) <= 0.25
+    # Without the sample, the first files' density over-estimates the padded ones.
+    monkeypatch.setattr("engine.indexer.SAMPLE_MAX", 0)
+    events, end = _dense_then_sparse_run(tmp_path_factory)
+    assert _worst_error_after_a_tenth(events, end) > 0.5
