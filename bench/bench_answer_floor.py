@@ -115,9 +115,11 @@ def dump(devsets: list[str]) -> list[dict]:
 
 
 # Signals a floor could read, each from one row of dump(); a question is left without a
-# strong match when its signal is under the threshold and no passage holds its words.
+# strong match when one of its rule's signals is under its threshold and no passage holds
+# its words. The last rule is what the engine does (SearchConfig.answer_floor and
+# answer_margin): the floor, or not standing above the reference sentences' level.
 SIGNALS = {
-    "best cosine (today)": lambda r: r["best"],
+    "best": lambda r: r["best"],
     "best - mean": lambda r: r["best"] - r["mean"],
     "z of the best": lambda r: (r["best"] - r["mean"]) / r["std"],
     "best - 10th": lambda r: r["best"] - r["tenth"],
@@ -125,17 +127,7 @@ SIGNALS = {
     "best - reference p90": lambda r: r["best"] - r["reference_p90"],
     "best - reference max": lambda r: r["best"] - r["reference_max"],
 }
-
-
-def _readings(rows: list[dict], signal, threshold: float) -> tuple[float, float]:
-    """(share of unanswerable and nonsense questions left silent, share of right first
-    results kept strong) at one threshold."""
-    def silent(r):
-        return signal(r) < threshold and r["share"] < KEYWORD_SHARE
-    unanswerable = [silent(r) for r in rows if r["kind"] != "answerable"]
-    kept = [not silent(r) for r in rows if r["kind"] == "answerable" and r["right_first"]]
-    return (float(np.mean(unanswerable)) if unanswerable else float("nan"),
-            float(np.mean(kept)) if kept else float("nan"))
+RULES = {name: (name,) for name in SIGNALS} | {"best, or best - reference p90": ("best", "best - reference p90")}
 
 
 def _keeping_all(rows: list[dict], signal) -> float:
@@ -144,23 +136,42 @@ def _keeping_all(rows: list[dict], signal) -> float:
     return min(kept) if kept else float("inf")
 
 
+def _silenced(rows: list[dict], signals: tuple[str, ...], thresholds: list[float], kind: str) -> list[bool]:
+    """Whether each question of `kind` in `rows` is left without a strong match."""
+    def silent(r):
+        return r["share"] < KEYWORD_SHARE and any(SIGNALS[s](r) < t for s, t in zip(signals, thresholds))
+    if kind == "answerable":
+        return [silent(r) for r in rows if r["kind"] == kind and r["right_first"]]
+    return [silent(r) for r in rows if r["kind"] == kind]
+
+
 def rules(rows: list[dict]) -> None:
-    """Each signal's threshold fixed on all dev sets but one (the highest that keeps every
-    right first result there strong), then read on the one left out."""
+    """Each rule's thresholds fixed on all dev sets but one (the highest that keep every
+    right first result there strong), then read on the one left out: unanswerable
+    questions left silent / right first results kept strong; nonsense apart."""
     devsets = sorted({r["devset"] for r in rows})
-    print("| signal | " + " | ".join(devsets) + " | all (silent / kept) |")
-    print("|---|" + "---|" * (len(devsets) + 1))
-    for name, signal in SIGNALS.items():
-        cells, silent, kept = [], [], []
+    print("| rule | " + " | ".join(devsets) + " | all: unanswerable silent / answers kept | nonsense silent |")
+    print("|---|" + "---|" * (len(devsets) + 2))
+    for name, signals in RULES.items():
+        cells, totals = [], {"unanswerable": [], "answerable": [], "nonsense": []}
         for held_out in devsets:
-            threshold = _keeping_all([r for r in rows if r["devset"] != held_out], signal)
+            train = [r for r in rows if r["devset"] != held_out]
+            thresholds = [_keeping_all(train, SIGNALS[s]) for s in signals]
             test = [r for r in rows if r["devset"] == held_out]
-            s, k = _readings(test, signal, threshold)
-            cells.append(("-" if np.isnan(s) else f"{s:.2f}") + f" / {k:.2f}")
-            silent += [signal(r) < threshold and r["share"] < KEYWORD_SHARE for r in test if r["kind"] != "answerable"]
-            kept += [not (signal(r) < threshold and r["share"] < KEYWORD_SHARE)
-                     for r in test if r["kind"] == "answerable" and r["right_first"]]
-        print(f"| {name} | " + " | ".join(cells) + f" | {np.mean(silent):.2f} / {np.mean(kept):.3f} |")
+            read = {kind: _silenced(test, signals, thresholds, kind) for kind in totals}
+            for kind, values in read.items():
+                totals[kind] += values
+            silent = f"{np.mean(read['unanswerable']):.2f}" if read["unanswerable"] else "-"
+            cells.append(f"{silent} / {1 - np.mean(read['answerable']):.2f}")
+        print(f"| {name} | " + " | ".join(cells) + f" | {np.mean(totals['unanswerable']):.3f} / "
+              f"{1 - np.mean(totals['answerable']):.3f} | {np.mean(totals['nonsense']):.2f} |")
+    print("\nThresholds on all six sets:")
+    for name, signals in RULES.items():
+        thresholds = [_keeping_all(rows, SIGNALS[s]) for s in signals]
+        silent = {d: np.mean(_silenced([r for r in rows if r["devset"] == d], signals, thresholds, "unanswerable"))
+                  for d in devsets if any(r["devset"] == d and r["kind"] == "unanswerable" for r in rows)}
+        print(f"  {name}: {', '.join(f'{t:.3f}' for t in thresholds)} -> unanswerable silent "
+              + ", ".join(f"{d} {v:.2f}" for d, v in silent.items()))
 
 
 def main(argv=None) -> int:

@@ -50,7 +50,7 @@ from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_messa
 from engine.query import ParsedQuery, parse_query, with_filters
 from engine.scan import key_path, path_key, user_path
 from engine.search import Mode, SearchIndexes, is_sentence, run_search
-from engine.search_config import ANSWER_FLOORS, SearchConfig
+from engine.search_config import ANSWER_FLOORS, ANSWER_MARGINS, SearchConfig
 from engine.store import Store
 from engine.store.catalog import passage_catalog
 from engine.store.urls import mask_url, sqlite_file
@@ -533,11 +533,13 @@ class Library:
 
 
 def default_search_config(live: LiveIndex) -> SearchConfig:
-    """SearchConfig with the answer floor measured for this generation's model, where one
-    was measured in the space its scores are made in (engine.search_config.ANSWER_FLOORS)."""
-    measured_space = live.means is not None and live.hubness_config == HubnessConfig()
-    floor = ANSWER_FLOORS.get(live.generation.model_name) if measured_space else None
-    return SearchConfig(answer_floor=floor)
+    """SearchConfig with the answer floor and margin measured for this generation's model,
+    where they were measured in the space its scores are made in
+    (engine.search_config.ANSWER_FLOORS, ANSWER_MARGINS)."""
+    if live.means is None or live.hubness_config != HubnessConfig():
+        return SearchConfig()
+    model = live.generation.model_name
+    return SearchConfig(answer_floor=ANSWER_FLOORS.get(model), answer_margin=ANSWER_MARGINS.get(model))
 
 
 def indexer_config(paths: DataPaths, priority: str | None = None) -> IndexerConfig:

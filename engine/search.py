@@ -27,6 +27,7 @@ FAISS ranks by plain cosine; the correction re-ranks what it returns (at least
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -113,8 +114,10 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
     keyword = np.zeros(len(ids), np.float32)
     keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
     terms = query.highlight
+    level = (reference_level(indexes.live, language)
+             if use_dense and config.answer_margin is not None else None)
     unanswered = ((config.weak_when_unanswered and unanswered_query(query, words_found, language))
-                  or (use_dense and below_answer_floor(cosine, keyword, config)))
+                  or (use_dense and below_answer_floor(cosine, keyword, config, level)))
     return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
                       unanswered, sentence=is_sentence(query, language), facet=facet)
 
@@ -135,13 +138,57 @@ def unanswered_query(query: ParsedQuery, words_found: bool, language: str | None
     return bool(query.keyword_words) and not words_found and language is None
 
 
-def below_answer_floor(cosine: np.ndarray, keyword: np.ndarray, config: SearchConfig) -> bool:
+def below_answer_floor(cosine: np.ndarray, keyword: np.ndarray, config: SearchConfig,
+                       level: float | None = None) -> bool:
     """True when no candidate comes near the query ("chocolate cake recipe" in a folder of
-    manuals): the best corrected cosine is under the model's answer floor and no passage
-    holds enough of the query's words (SearchConfig.answer_floor)."""
-    if config.answer_floor is None or not len(cosine) or np.all(np.isnan(cosine)):
+    manuals) and no passage holds enough of the query's words: the best corrected cosine is
+    under the model's answer floor, or not `answer_margin` above `level`, what ordinary
+    sentences reach in this library (reference_level; SearchConfig.answer_floor)."""
+    if not len(cosine) or np.all(np.isnan(cosine)) or keyword.max(initial=0.0) >= config.keyword_answer_share:
         return False
-    return bool(np.nanmax(cosine) < config.answer_floor and keyword.max(initial=0.0) < config.keyword_answer_share)
+    best = np.nanmax(cosine)
+    under_floor = config.answer_floor is not None and best < config.answer_floor
+    under_level = config.answer_margin is not None and level is not None and best < level + config.answer_margin
+    return bool(under_floor or under_level)
+
+
+# The share of ordinary sentences whose best match in the library a real answer must beat.
+REFERENCE_QUANTILE = 90
+# The level is measured again once the library has grown or shrunk by this share.
+REFERENCE_LEVEL_DRIFT = 0.1
+_levels: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # live -> {key: (passages, level)}
+
+
+def reference_level(live: LiveIndex, language: str | None) -> float | None:
+    """How near ordinary sentences of `language` come to this library: the 90th percentile
+    of the best corrected cosine each hubness reference query of that language reaches
+    (every reference query's, for a language the set lacks or an unknown one). None before
+    the reference queries are known (LiveIndex.ensure_corrections) or in an empty library.
+
+    It moves with what the library holds, not with each document: measured once (one
+    batched search) per generation, set of penalties and language, and again when the
+    library's size has moved by REFERENCE_LEVEL_DRIFT, so a search while indexing does not
+    pay for it on every batch.
+    """
+    reference = live.hubness_reference
+    if reference is None or len(live) == 0:
+        return None
+    vectors, languages = reference
+    own = [i for i, lang in enumerate(languages) if lang == language] or list(range(len(languages)))
+    key = (live.generation.id, id(live.hubness), language if len(own) < len(languages) else None)
+    levels = _levels.setdefault(live, {})
+    held = levels.get(key)
+    if held is not None and abs(len(live) - held[0]) <= REFERENCE_LEVEL_DRIFT * held[0]:
+        return held[1]
+    scores, ids = live.search(np.ascontiguousarray(vectors[own], np.float32), 8)
+    best = []
+    for row, i in enumerate(own):
+        keep = ids[row] >= 0
+        if keep.any():
+            best.append(float(hubness_corrected(live, ids[row][keep], scores[row][keep], languages[i]).max()))
+    level = float(np.percentile(best, REFERENCE_QUANTILE)) if best else None
+    levels[key] = (len(live), level)
+    return level
 
 
 def dense_candidates(live: LiveIndex, query_vector: np.ndarray, k: int,

@@ -127,19 +127,62 @@ def test_a_query_no_passage_comes_near_has_no_strong_match(library):
 
 def test_the_floor_is_the_one_measured_for_the_model_in_its_space(library):
     from engine.library import default_search_config
-    from engine.search_config import ANSWER_FLOORS
+    from engine.search_config import ANSWER_FLOORS, ANSWER_MARGINS
 
     live = library.live
-    assert default_search_config(live).answer_floor is None  # WordEncoder: nothing measured
+    config = default_search_config(live)
+    assert config.answer_floor is None and config.answer_margin is None  # WordEncoder: nothing measured
     e5 = dataclasses.replace(live.generation, model_name="multilingual-e5-small")
     live.generation, saved = e5, live.generation
     try:
-        assert default_search_config(live).answer_floor == ANSWER_FLOORS["multilingual-e5-small"]
-        live.means, means = None, live.means  # plain cosines: the floor was not measured there
-        assert default_search_config(live).answer_floor is None
+        config = default_search_config(live)
+        assert config.answer_floor == ANSWER_FLOORS["multilingual-e5-small"]
+        assert config.answer_margin == ANSWER_MARGINS["multilingual-e5-small"]
+        live.means, means = None, live.means  # plain cosines: neither was measured there
+        config = default_search_config(live)
+        assert config.answer_floor is None and config.answer_margin is None
         live.means = means
     finally:
         live.generation = saved
+
+
+def test_a_best_match_no_nearer_than_ordinary_sentences_come_is_not_strong(library):
+    """The answer margin: the best passage must stand above what the library's reference
+    sentences of the query's language reach, unless a passage holds the query's words."""
+    from engine.search import reference_level
+
+    library.search_results("honey bees")  # the reference queries are measured for a search
+    level = reference_level(library.live, "en")
+    assert level is not None and -1.0 <= level <= 1.0
+    beyond_reach = SearchConfig(answer_margin=2.0)  # no cosine is 2 above anything
+    unanswerable = library.search_results("chocolate cake recipe with strawberries", config=beyond_reach)
+    assert unanswerable.total == 0 and unanswerable.weak_total > 0
+    by_words = library.search_results("honey bees collect nectar", config=beyond_reach)
+    assert by_words.total >= 1 and names(by_words, weak=False)[0] == "bees.txt"
+    within_reach = SearchConfig(answer_margin=-2.0)
+    assert library.search_results("honey bees", config=within_reach).total >= 1
+
+
+def test_the_reference_level_is_measured_again_only_when_the_library_has_moved(library, tmp_path, monkeypatch):
+    from engine.search import reference_level
+
+    live = library.live
+    library.search_results("honey bees")
+    searches = []
+    search = live.search
+    monkeypatch.setattr(live, "search", lambda *a, **k: searches.append(a) or search(*a, **k))
+    first = reference_level(live, "en")
+    assert len(searches) == 1 and reference_level(live, "en") == first and len(searches) == 1
+    assert reference_level(live, "de") is not None and len(searches) == 2  # per language
+    more = tmp_path / "more"
+    more.mkdir()
+    for n in range(12):  # the library grows by far more than a tenth
+        (more / f"note{n}.txt").write_text(f"Note {n} about the station and the train to the city. " * 3,
+                                           encoding="utf-8")
+    *_, finished = library.index_paths([more])
+    assert finished.summary.indexed == 12
+    reference_level(live, "en")
+    assert len(searches) == 3
 
 
 TECH_DOCS = {
