@@ -12,6 +12,12 @@ has before it is indexed), and X + English in the space search ranks by: the lan
 means of the shipped reference sentences taken out of queries and passages, re-normalised
 (engine/index/language_means.py). The bias is what the English sentences cost: X alone
 minus X + English.
+
+`--subspace 8 32` adds readings that also project out the directions in which languages'
+means differ (the top principal directions of every reference language's passage mean,
+centred over languages; "low-rank language subspace" removal, Xie et al. 2022), after
+each vector's own mean is taken out: whatever of a language's identity a mean alone
+leaves in its vectors.
 """
 
 from __future__ import annotations
@@ -45,7 +51,25 @@ ISO_639_1 = {"deu": "de", "fra": "fr", "rus": "ru", "cmn": "zh", "ara": "ar", "h
              "tur": "tr", "swe": "sv", "kor": "ko", "eng": "en"}
 
 
-def readings(encoder, lang: str, distractors: np.ndarray, n: int, means: LanguageMeans) -> dict:
+def language_subspace(encoder, means: LanguageMeans, rank: int) -> np.ndarray:
+    """[rank, d]: the top principal directions of the reference languages' passage means."""
+    from engine.index.language_means import reference_languages
+
+    languages = sorted(reference_languages())
+    means.ensure(encoder, languages, "passage")
+    matrix = means.offsets(languages, "passage")
+    _, _, directions = np.linalg.svd(matrix - matrix.mean(0), full_matrices=False)
+    return directions[:rank].astype(np.float32)
+
+
+def without(vectors: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """`vectors` with their components along `directions` removed, re-normalised."""
+    kept = vectors - (vectors @ directions.T) @ directions
+    return kept / np.linalg.norm(kept, axis=1, keepdims=True)
+
+
+def readings(encoder, lang: str, distractors: np.ndarray, n: int, means: LanguageMeans,
+             subspaces: dict[int, np.ndarray] | None = None) -> dict:
     other, english = load_pair(TATOEBA, lang)
     queries = encoder.encode(english[:n], kind="query")  # [n, d]
     targets = encoder.encode(other[:n], kind="passage")  # [n, d]
@@ -59,31 +83,39 @@ def readings(encoder, lang: str, distractors: np.ndarray, n: int, means: Languag
     means.ensure(encoder, ["en"], "query")
     neutral_corpus = means.neutral(corpus, [code] * n + ["en"] * len(distractors), "passage")
     neutral_queries = means.neutral(queries, ["en"] * len(queries), "query")
-    return {"alone": top1(queries @ targets.T), "with_english": top1(scores), "centred": top1(centred),
-            "neutral": top1(neutral_queries @ neutral_corpus.T)}
+    found = {"alone": top1(queries @ targets.T), "with_english": top1(scores), "centred": top1(centred),
+             "neutral": top1(neutral_queries @ neutral_corpus.T)}
+    for rank, directions in (subspaces or {}).items():
+        found[f"subspace {rank}"] = top1(without(neutral_queries, directions) @ without(neutral_corpus, directions).T)
+    return found
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=300)
     parser.add_argument("--model", default=None, help="registered model (default: the active one)")
+    parser.add_argument("--subspace", nargs="*", type=int, default=[],
+                        help="also read with this many language directions projected out")
     args = parser.parse_args(argv)
     encoder = load_encoder(args.model)
     _, english = load_pair(TATOEBA, DISTRACTOR_FILE)
     distractors = encoder.encode(english[-args.sentences:], kind="passage")
     means = LanguageMeans(encoder.dim)
-    keys = ("alone", "with_english", "centred", "neutral")
-    print("| language | X alone | X + English | X + English, centred by the corpus | X + English, language-neutral (shipped) |")
-    print("|---|---|---|---|---|")
+    subspaces = {rank: language_subspace(encoder, means, rank) for rank in args.subspace}
+    keys = ("alone", "with_english", "centred", "neutral", *(f"subspace {rank}" for rank in args.subspace))
+    print("| language | X alone | X + English | X + English, centred by the corpus | X + English, language-neutral (shipped) |"
+          + "".join(f" the same, {rank} language directions out |" for rank in args.subspace))
+    print("|---|---|---|---|---|" + "---|" * len(args.subspace))
     results = {}
     for lang in LANGUAGES:
-        results[lang] = r = readings(encoder, lang, distractors, args.sentences, means)
+        results[lang] = r = readings(encoder, lang, distractors, args.sentences, means, subspaces)
         print(f"| {lang} | " + " | ".join(f"{r[key]:.3f}" for key in keys) + " |")
     mean = {key: float(np.mean([r[key] for r in results.values()])) for key in keys}
     print("| mean | " + " | ".join(f"{mean[key]:.3f}" for key in keys) + " |")
     bias = {key: mean["alone"] - mean[key] for key in keys[1:]}
     print(f"bias (X alone - reading): as encoded {bias['with_english']:.3f}, centred {bias['centred']:.3f}, "
-          f"language-neutral {bias['neutral']:.3f}")
+          f"language-neutral {bias['neutral']:.3f}"
+          + "".join(f", {rank} directions out {bias[f'subspace {rank}']:.3f}" for rank in args.subspace))
     print(json.dumps({"model": encoder.name, "variant": encoder.variant, "mean": mean, "bias": bias}), file=sys.stderr)
     return 0
 
