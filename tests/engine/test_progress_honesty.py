@@ -50,13 +50,18 @@ def run(tmp_path_factory) -> tuple[list[tuple[float, IndexProgress]], float]:
     for n in range(20):
         (root / f"a_note_{n:02d}.txt").write_text("".join(sentence(100 * n + i) for i in range(12)), encoding="utf-8")
     (root / "z_manual.txt").write_text("".join(sentence(10_000 + i) for i in range(6000)), encoding="utf-8")
+    return timed_run(root, tmp_path_factory)
+
+
+def timed_run(root, tmp_path_factory) -> tuple[list[tuple[float, IndexProgress]], float]:
+    """Indexes `root` with the slow encoder: [(fake time of the event, event)], and the end."""
     clock = FakeClock()
     library = Library.open(data_paths(tmp_path_factory.mktemp("home")), encoder=WordEncoder())
     try:
         # What Library.index measures before a run (its language means, the hubness
         # penalties), measured here with the fast encoder: the clock times the run alone.
         library.live.ensure_corrections(WordEncoder(), passage_languages=["en"])
-        # small encoder batches, so the notes are stored (and measured) before the manual
+        # small encoder batches, so the first files are stored (and measured) early
         indexer = Indexer(library.store, library.live, SlowEncoder(clock), IndexerConfig(batch_passages=16),
                           clock=clock)
         events = []
@@ -153,7 +158,7 @@ def test_sampled_files_ahead_say_what_the_rest_of_a_kind_holds():
     assert pace.passages_left() == pytest.approx(cumulative)
 
 
-def _dense_then_sparse_run(tmp_path_factory, monkeypatch=None):
+def _dense_then_sparse_run(tmp_path_factory):
     """Forty files of plain sentences first (by name), then forty holding the same amount of
     text padded with spaces (four times the bytes): (fake time, event) pairs and the end."""
     root = tmp_path_factory.mktemp("docs")
@@ -161,16 +166,7 @@ def _dense_then_sparse_run(tmp_path_factory, monkeypatch=None):
         lines = [sentence(1000 * n + i) for i in range(40)]
         (root / f"a_{n:02d}.txt").write_text("\n".join(lines), encoding="utf-8")
         (root / f"b_{n:02d}.txt").write_text("\n".join(line + " " * 300 for line in lines), encoding="utf-8")
-    clock = FakeClock()
-    library = Library.open(data_paths(tmp_path_factory.mktemp("home")), encoder=WordEncoder())
-    try:
-        library.live.ensure_corrections(WordEncoder(), passage_languages=["en"])
-        indexer = Indexer(library.store, library.live, SlowEncoder(clock), IndexerConfig(batch_passages=16),
-                          clock=clock)
-        events = [(clock.now, e) for e in indexer.run([root]) if isinstance(e, IndexProgress)]
-        return events, clock.now
-    finally:
-        library.close()
+    return timed_run(root, tmp_path_factory)
 
 
 def _worst_error_after_a_tenth(events, end) -> float:
