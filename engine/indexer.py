@@ -75,7 +75,7 @@ class IndexerConfig:
     extract_in_child: bool = True
 
 
-# The files read first, as a random sample of the run, so that the time left is estimated
+# The files read first, a sample spread over the run, so that the time left is estimated
 # from every part of the folder (engine.throughput): 2% of the files to read, at least 10
 # and at most 400; none where 10 would be more than a fifth of them.
 SAMPLE_SHARE = 0.02

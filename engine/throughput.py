@@ -14,6 +14,15 @@ to encode: those extracted and waiting for their vectors, and those the files no
 yet will hold, estimated from their size at the passages per byte seen so far for their
 kind of file (a PDF holds less text per byte than a text file), or over every kind
 before one of theirs was read.
+
+Files in one folder are alike and folders are read one after the other, so what was read
+first says little about what comes later: in a home folder of READMEs, rendered manual
+pages and source code, the READMEs' density over-estimated the whole run's passages by
+half. The indexer therefore reads a small sample spread over the files first
+(engine.indexer: one file drawn from each stretch of the reading order), and the files
+still to come are estimated from the sampled ones among them (`read_ahead`, `reached`):
+a sampled file ahead of the place the reading has reached stands for the unread files
+of its kind (docs/benchmarks.md, "Indexing's time left").
 """
 
 from __future__ import annotations
