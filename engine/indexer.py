@@ -127,10 +127,10 @@ class _Run:
         order. The sample is one file drawn at random (seeded) from each of equal stretches
         of the order, so every part of the folder is in it. Images come last (OCR costs
         seconds a page: the other files are searchable first) and are never sampled."""
-        order = sorted(files, key=lambda f: extension_format(f) == "image")
+        image = {f: extension_format(f) == "image" for f in files}
+        order = sorted(files, key=image.__getitem__)
         base, self.placed = self.placed, self.placed + len(order)
-        candidates = [i for i, f in enumerate(order)
-                      if self.planned.get(f, ("", 0))[1] > 0 and extension_format(f) != "image"]
+        candidates = [i for i, f in enumerate(order) if self.planned.get(f, ("", 0))[1] > 0 and not image[f]]
         n = len(candidates)
         size = min(SAMPLE_MAX, max(SAMPLE_MIN, round(SAMPLE_SHARE * n)))
         if size > n // 5:  # a small folder: a sample of it would say little, read it in order
