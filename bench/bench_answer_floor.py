@@ -34,9 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_search as bs  # noqa: E402
 
 from engine.index.fusion import score_baseline  # noqa: E402
-from engine.langid import detect_language  # noqa: E402
-from engine.query import parse_query  # noqa: E402
-from engine.search import dense_candidates, hubness_corrected  # noqa: E402
+from engine.search import dense_candidates, hubness_corrected, reference_bests  # noqa: E402
 from engine.search_config import SearchConfig  # noqa: E402
 
 KEYWORD_SHARE = SearchConfig().keyword_answer_share
@@ -57,15 +55,11 @@ def reference_best(library, per_language: bool = False):
     `per_language`, a dictionary of those bests by the reference query's language."""
     live = library.live
     live.ensure_corrections(library.encoder)
-    vectors, languages = live.hubness_reference
-    best = []
-    for vector, language in zip(vectors, languages):
-        ids, scores = dense_candidates(live, vector, 8)
-        best.append(float(hubness_corrected(live, ids, scores, language).max()) if len(ids) else np.nan)
+    best = reference_bests(live)
     if not per_language:
-        return np.array(best)
+        return best
     by_language: dict[str, list[float]] = {}
-    for value, language in zip(best, languages):
+    for value, language in zip(best.tolist(), live.hubness_reference[1]):
         by_language.setdefault(language, []).append(value)
     return by_language
 
@@ -74,11 +68,7 @@ def dense_profile(library, text: str) -> dict:
     """The query's corrected cosines as the search sees them: its mean and spread over the
     library (the z baseline) and its 1st, 10th and 30th best dense candidates."""
     live = library.live
-    parsed = parse_query(text)
-    encoded = library.encoder.encode([parsed.meaning_text], kind="query")[0]
-    language = detect_language(parsed.meaning_text)
-    live.ensure_corrections(library.encoder, query_language=language, query=True)
-    vector = live.query_vector(encoded, language)
+    _, vector, language = library.query_vector(text)
     baseline = score_baseline(live, vector, language)
     ids, scores = dense_candidates(live, vector, 64)
     ranked = np.sort(hubness_corrected(live, ids, scores, language))[::-1]

@@ -383,20 +383,9 @@ class Library:
         if parsed.is_empty:
             return SearchResults((), 0, {}, query=parsed)
         self._catch_up()  # documents another process indexed meanwhile
-        encoded = None
+        encoded = vector = language = None
         if mode != "keyword":
-            encoder = encoder or self.encoder
-            if encoder.name != self.live.generation.model_name:
-                raise ModelMismatchError(self.live.generation.model_name, encoder.name)
-            encoded = encoder.encode([parsed.meaning_text], kind="query")[0]
-        # The language's mean is taken out of the query (engine/index/language_means.py), and
-        # the hubness penalty is measured per query language (engine/index/hubness.py).
-        language = detect_language(parsed.meaning_text) if encoded is not None else None
-        vector = None
-        if encoded is not None:
-            # cheap once done: means and penalties are measured once per generation
-            self.live.ensure_corrections(encoder, query_language=language, query=True)
-            vector = self.live.query_vector(encoded, language)
+            encoded, vector, language = self.query_vector(parsed, encoder)
         indexes = SearchIndexes(self.store, self.live, self.live.keywords)
         config = config or default_search_config(self.live)
         results = run_search(indexes, parsed, vector, k, mode, config, language=language, facet=facet)
@@ -404,6 +393,21 @@ class Library:
             results = explain_scores(results, self.store, self.live, encoded, language, config,
                                      is_sentence(parsed, language))
         return results
+
+    def query_vector(self, query: str | ParsedQuery, encoder: Encoder | None = None):
+        """(the query as encoded [dim], the same in the space FAISS holds [dim], its language
+        or None) for the text a search compares by meaning."""
+        parsed = parse_query(query) if isinstance(query, str) else query
+        encoder = encoder or self.encoder
+        if encoder.name != self.live.generation.model_name:
+            raise ModelMismatchError(self.live.generation.model_name, encoder.name)
+        encoded = encoder.encode([parsed.meaning_text], kind="query")[0]
+        # The language's mean is taken out of the query (engine/index/language_means.py), and
+        # the hubness penalty is measured per query language (engine/index/hubness.py).
+        language = detect_language(parsed.meaning_text)
+        # cheap once done: means and penalties are measured once per generation
+        self.live.ensure_corrections(encoder, query_language=language, query=True)
+        return encoded, self.live.query_vector(encoded, language), language
 
     def _catch_up(self) -> None:
         """Sees documents another process indexed, once it has finished writing.
