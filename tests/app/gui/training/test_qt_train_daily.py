@@ -99,14 +99,18 @@ def test_progress_starts_at_once_and_counts_steps_and_sentences(qtbot, wizard, i
     assert run.status.text() == "Starting the training tools..."
     assert run.progress.maximum() == 0  # busy until the run knows its steps
     assert "so far" in run.eta.text() and "(estimated)" in run.eta.text()
-    stages = []
-    run.worker.yielded.connect(lambda event: stages.append(run.status.text()))
-    qtbot.waitUntil(lambda: run.steps.text().startswith("Step 1 of 4"), timeout=TIMEOUT_MS)
-    assert run.steps.text() == "Step 1 of 4  ·  8 of 32 sentences seen"
-    assert "left" in run.eta.text() and "(estimated)" not in run.eta.text()  # now from the steps
+    # What the page showed after each event, read as it arrives: steps can come faster than
+    # the test polls, so waiting for "Step 1" itself could miss it.
+    shown = []
+    run.worker.yielded.connect(lambda event: shown.append((run.status.text(), run.steps.text(), run.eta.text())))
+    qtbot.waitUntil(lambda: not run.running(), timeout=TIMEOUT_MS)
+    assert run.isComplete(), run.status.text()
+    stages = [status for status, _, _ in shown]
     assert any(s.startswith("Loading tiny-bert") for s in stages)
     assert any(s.startswith("Scoring the model before training") for s in stages)
-    qtbot.waitUntil(run.isComplete, timeout=TIMEOUT_MS)
+    first_step = next((steps, eta) for _, steps, eta in shown if steps.startswith("Step 1 of 4"))
+    assert first_step[0] == "Step 1 of 4  ·  8 of 32 sentences seen"
+    assert "left" in first_step[1] and "(estimated)" not in first_step[1]  # now from the steps
     assert run.steps.text().startswith("Step 4 of 4  ·  32 of 32")
 
 
