@@ -18,8 +18,8 @@ class IndexProgress:
     A file counts as done once its passages are written, not when it was read: the
     encoder works on batches of files, and counting earlier made "80 / 80 files,
     about 0 s left" appear while half of them still waited for their vectors. The rate
-    and the time left count passages, not files (engine.throughput): files hold very
-    different amounts of work.
+    counts passages, the time left the seconds of reading and encoding left, not files
+    (engine.throughput): files hold very different amounts of work.
     """
 
     files_done: int

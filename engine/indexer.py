@@ -40,7 +40,7 @@ from engine.index_writes import DocumentPlace, Unsupported, document_outcome, fi
 from engine.scan import is_excluded, path_key, scan_files, user_path
 from engine.safe_open import open_regular, os_error_reason, read_regular, special_file_reason
 from engine.store import DocumentState, DocumentWrite, FailureWrite, Store
-from engine.throughput import Throughput
+from engine.throughput import Throughput, work_chars
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +77,12 @@ class IndexerConfig:
 
 # The files read first, a sample spread over the run, so that the time left is estimated
 # from every part of the folder (engine.throughput): 2% of the files to read, at least 10
-# and at most 400; none where 10 would be more than a fifth of them.
+# and at most 400; none where 10 would be more than a fifth of them. Images are sampled
+# apart, 2% of them, at least one and at most IMAGE_SAMPLE_MAX: their OCR costs far more
+# per byte than reading any other file, and they come last.
 SAMPLE_SHARE = 0.02
 SAMPLE_MIN, SAMPLE_MAX = 10, 400
+IMAGE_SAMPLE_MAX = 5
 
 
 @dataclass
@@ -97,27 +100,25 @@ class _Run:
     placed: int = 0  # files of the roots already ordered: the next root's places start here
 
     def progress(self, current: str | None = None) -> IndexProgress:
-        """Files stored (or skipped) so far; the rate and time left follow passages encoded
-        (engine.throughput)."""
+        """Files stored (or skipped) so far; the rate follows passages encoded, the time left
+        the work of reading and encoding what is left (engine.throughput)."""
         return IndexProgress(self.files_done, self.files_total, self.passages, self.pace.rate(),
                              self.pace.seconds_left(), current, encoded=self.pace.passages_encoded)
 
     def plan(self, file: Path, size: int) -> None:
-        kind = file_type(file)
+        kind = pace_kind(file)
         self.planned[file] = (kind, size)
         self.pace.plan(kind, size)
 
-    def visited(self, file: Path, passages: int, position: int, ahead: bool) -> None:
-        """Tells the pace what reading `file` gave: passages to encode (its members' too), or
-        none; `position` is its place in the reading order, `ahead` whether it was read
-        before its turn, as part of the sample (reading_order)."""
+    def visited(self, file: Path, chars: int, seconds: float, position: int, ahead: bool) -> None:
+        """Tells the pace what reading `file` cost and gave: `seconds`, and `chars` of text
+        to encode (its members' too); `position` is its place in the reading order, `ahead`
+        whether it was read before its turn, as part of the sample (reading_order)."""
         kind, size = self.planned.pop(file, ("", 0))
-        if not passages:
-            self.pace.passed(kind, size)
-        elif ahead:
-            self.pace.read_ahead(kind, size, passages, position)
-        else:
-            self.pace.read(kind, size, passages)
+        if size and ahead:
+            self.pace.read_ahead(kind, size, position, chars=chars, seconds=seconds)
+        elif size:
+            self.pace.read(kind, size, chars=chars, seconds=seconds)
         if not ahead:
             self.pace.reached(position)
 
@@ -125,18 +126,20 @@ class _Run:
         """(place in the reading order, file, read ahead) for one root's files, in the order
         they are read: a sample of the files that need reading first, then the others in
         order. The sample is one file drawn at random (seeded) from each of equal stretches
-        of the order, so every part of the folder is in it. Images come last (OCR costs
-        seconds a page: the other files are searchable first) and are never sampled."""
+        of the order, so every part of the folder is in it, then an image or two. Images
+        come last (OCR costs seconds a page: the other files are searchable first)."""
         image = {f: extension_format(f) == "image" for f in files}
         order = sorted(files, key=image.__getitem__)
         base, self.placed = self.placed, self.placed + len(order)
-        candidates = [i for i, f in enumerate(order) if self.planned.get(f, ("", 0))[1] > 0 and not image[f]]
-        n = len(candidates)
-        size = min(SAMPLE_MAX, max(SAMPLE_MIN, round(SAMPLE_SHARE * n)))
-        if size > n // 5:  # a small folder: a sample of it would say little, read it in order
-            size = 0
+        to_read = [i for i, f in enumerate(order) if self.planned.get(f, ("", 0))[1] > 0]
+        texts = [i for i in to_read if not image[order[i]]]
+        size = min(SAMPLE_MAX, max(SAMPLE_MIN, round(SAMPLE_SHARE * len(texts))))
+        if size > len(texts) // 5:  # a small folder: a sample of it would say little, read it in order
+            return [(base + i, f, False) for i, f in enumerate(order)]
+        images = [i for i in to_read if image[order[i]]]
         rng = random.Random(len(order))
-        ahead = [candidates[rng.randrange(k * n // size, (k + 1) * n // size)] for k in range(size)]
+        image_size = min(IMAGE_SAMPLE_MAX, round(SAMPLE_SHARE * len(images)) or 1)
+        ahead = _spread(texts, size, rng) + _spread(images, image_size, rng)
         chosen = set(ahead)
         return ([(base + i, order[i], True) for i in ahead]
                 + [(base + i, f, False) for i, f in enumerate(order) if i not in chosen])
@@ -258,28 +261,27 @@ class Indexer:
 
     def _index_root(self, run: _Run, root_id: int, files: list[Path],
                     known: dict[str, DocumentState]) -> Iterator[IndexProgress]:
-        pending: list[DocumentWrite] = []
         failures: list[FailureWrite] = []
         batch = _Batch()
         for position, file, ahead in run.reading_order(files):
-            passages = 0
-            for outcome, is_file in self._visit(run, file, known.get(path_key(file)), known):
+            kind, chars = run.planned.get(file, ("", 0))[0], 0
+            reading = _Stopwatch(self.clock)  # the file's reading alone, not the encoding between
+            for outcome, is_file in reading.over(self._visit(run, file, known.get(path_key(file)), known)):
                 if isinstance(outcome, DocumentWrite):
-                    pending.append(outcome)  # done once its vectors are written
-                    batch.add(outcome, is_file)
-                    passages += len(outcome.passages)
+                    batch.add(outcome, kind, is_file)  # done once its vectors are written
+                    chars += sum(work_chars(p.text) for p in outcome.passages)
                 else:
                     run.files_done += is_file
                     if isinstance(outcome, FailureWrite):
                         failures.append(outcome)
                 if is_file:
-                    run.visited(file, passages, position, ahead)
+                    run.visited(file, chars, reading.seconds, position, ahead)
                 if batch.passages >= self.config.batch_passages:
-                    yield from self._flush(run, root_id, pending, failures, current=str(file))
+                    yield from self._flush(run, root_id, batch, failures, current=str(file))
                     run.files_done += batch.files
-                    pending, failures, batch = [], [], _Batch()
+                    failures, batch = [], _Batch()
             yield run.progress(str(file))
-        yield from self._flush(run, root_id, pending, failures)
+        yield from self._flush(run, root_id, batch, failures)
         run.files_done += batch.files
 
     def _visit(self, run: _Run, file: Path, state: DocumentState | None, known: dict[str, DocumentState]):
@@ -381,13 +383,15 @@ class Indexer:
         run.skipped.append(SkippedFile(key, reason))
         return FailureWrite(key, size, mtime, digest, file_type(file), reason)
 
-    def _flush(self, run: _Run, root_id: int, pending: list[DocumentWrite], failures: list[FailureWrite],
+    def _flush(self, run: _Run, root_id: int, batch: _Batch, failures: list[FailureWrite],
                current: str | None = None) -> Iterator[IndexProgress]:
-        """Encodes pending documents together, then writes them in one transaction; yields
-        progress after each batch of passages, so a large file's rate and time left move."""
+        """Encodes the batch's documents together, then writes them in one transaction; yields
+        progress after each encoder call, so a large file's rate and time left move."""
+        pending = batch.writes
         if pending:
             texts = [p.text for write in pending for p in write.passages]
-            vectors = yield from self._encode(run, texts, current)
+            kinds = [kind for write, kind in zip(pending, batch.kinds) for _ in write.passages]
+            vectors = yield from self._encode(run, texts, kinds, current)
             bounds = np.cumsum([0] + [len(w.passages) for w in pending])
             writes = [replace(w, vectors=vectors[a:b]) for w, a, b in zip(pending, bounds, bounds[1:])]
             with _Timer(run, "store"):
@@ -405,20 +409,26 @@ class Indexer:
                 removed = self.store.write_failures(root_id, failures)
             self.live.apply(removed, [], None)
         with _Timer(run, "vectors"):
-            self.live.save_if_due(self.config.save_every_s)
+            began = self.clock()
+            if self.live.save_if_due(self.config.save_every_s):
+                run.pace.saved(self.clock() - began)
 
-
-    def _encode(self, run: _Run, texts: list[str], current: str | None) -> Iterator[IndexProgress]:
-        """Vectors of `texts` [n, dim], encoded `batch_passages` at a time; the last batch's
-        progress is left to the caller, which yields once the documents are stored."""
+    def _encode(self, run: _Run, texts: list[str], kinds: list[str], current: str | None) -> Iterator[IndexProgress]:
+        """Vectors of `texts` [n, dim], encoded `batch_passages` at a time (`kinds`: each
+        text's kind of file, for the pace); the last call's progress is left to the caller,
+        which yields once the documents are stored."""
         step = self.config.batch_passages
         parts = []
         for start in range(0, len(texts), step):
             if parts:
                 yield run.progress(current)
+            chars = defaultdict(int)
+            for text, kind in zip(texts[start:start + step], kinds[start:start + step]):
+                chars[kind] += work_chars(text)
+            began = self.clock()
             with _Timer(run, "encode"):
                 parts.append(self.encoder.encode(texts[start:start + step], kind="passage"))
-            run.pace.encoded(len(parts[-1]))
+            run.pace.encoded(len(parts[-1]), chars, self.clock() - began)
         return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     def _store_batch(self, run: _Run, root_id: int, writes: list[DocumentWrite]):
@@ -510,15 +520,56 @@ def _file_of(path: str, known: dict[str, DocumentState]) -> str | None:
 
 
 class _Batch:
-    """What the pending writes hold: passages to encode, and the files they complete."""
+    """The writes waiting for their vectors, the kind of file each came from (for the
+    pace), their passages, and the files they complete."""
 
     def __init__(self):
+        self.writes: list[DocumentWrite] = []
+        self.kinds: list[str] = []
         self.passages = 0
         self.files = 0
 
-    def add(self, write: DocumentWrite, is_file: bool) -> None:
+    def add(self, write: DocumentWrite, kind: str, is_file: bool) -> None:
+        self.writes.append(write)
+        self.kinds.append(kind)
         self.passages += len(write.passages)
         self.files += is_file
+
+
+class _Stopwatch:
+    """The seconds a generator spends producing its items, without the time its consumer
+    spends on them in between."""
+
+    def __init__(self, clock: Callable[[], float]):
+        self.clock = clock
+        self.seconds = 0.0
+
+    def over(self, items: Iterator):
+        items = iter(items)
+        while True:
+            began = self.clock()
+            item = next(items, _END)
+            self.seconds += self.clock() - began
+            if item is _END:
+                return
+            yield item
+
+
+_END = object()
+
+
+def pace_kind(file: Path) -> str:
+    """The kind of file the pace measures costs by: its type, and all images one kind (a
+    photo's OCR costs the same whatever its extension)."""
+    return "image" if extension_format(file) == "image" else file_type(file)
+
+
+def _spread(places: list[int], size: int, rng: random.Random) -> list[int]:
+    """`size` of `places`, one drawn from each of equal stretches (all of them if fewer)."""
+    n = len(places)
+    if size >= n:
+        return list(places)
+    return [places[rng.randrange(k * n // size, (k + 1) * n // size)] for k in range(size)]
 
 
 def _os_reason(error: OSError) -> str:

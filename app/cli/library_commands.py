@@ -149,7 +149,7 @@ def drive(events, show_progress: bool = True) -> IndexSummary:
                     told_waiting = True
             elif isinstance(event, IndexProgress) and show_progress:
                 if bar is None:
-                    # tqdm's own rate and time left would count files; the engine's count passages
+                    # tqdm's own rate and time left would count files; the engine's count the work
                     bar = tqdm(total=event.files_total, unit=event.unit.rstrip("s"), file=sys.stderr, leave=False,
                                bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} " + event.unit + " [{elapsed}{postfix}]")
                 bar.total = event.files_total

@@ -359,9 +359,12 @@ class LiveIndex:
         self._dirty = False
         self._last_save = time.monotonic()
 
-    def save_if_due(self, every_s: float) -> None:
+    def save_if_due(self, every_s: float) -> bool:
+        """Saves when there are changes and the last save is `every_s` old; True if it did."""
         if self._dirty and time.monotonic() - self._last_save >= every_s:
             self.save()
+            return True
+        return False
 
     def search(self, queries: np.ndarray, k: int, *,
                candidate_filter: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -114,10 +114,10 @@ def test_throughput_before_anything_is_read_knows_no_time():
     pace = Throughput(clock)
     pace.plan("txt", 10_000)
     assert pace.seconds_left() is None and pace.rate() == 0
-    pace.read("txt", 5_000, passages=20)
-    assert pace.passages_left() == pytest.approx(40)  # 20 waiting, 20 more in the other 5,000 bytes
+    pace.read("txt", 5_000, chars=2_000)  # 2,000 characters wait; 2,000 more in the other 5,000 bytes
+    assert pace.seconds_left() is None  # no encoding measured yet
     clock.now = 2.0
-    pace.encoded(20)
+    pace.encoded(20, {"txt": 2_000}, seconds=2.0)
     assert pace.rate() == pytest.approx(10) and pace.seconds_left() == pytest.approx(2.0)
 
 
@@ -127,16 +127,77 @@ def test_throughput_uses_each_kind_of_files_own_density_once_known():
     pace.plan("pdf", 2_000_000)
     pace.plan("pdf", 2_000_000)
     pace.plan("txt", 100_000)
-    pace.read("pdf", 2_000_000, passages=100)  # a PDF holds little text per byte
+    pace.read("pdf", 2_000_000, chars=10_000)  # a PDF holds little text per byte
     clock.now = 10.0
-    pace.encoded(100)
-    # the other PDF: 100 more; the text file at the only density known so far
-    assert pace.passages_left() == pytest.approx(100 + 100_000 * 100 / 2_000_000)
-    pace.read("txt", 100_000, passages=200)
-    pace.encoded(200)
-    assert pace.passages_left() == pytest.approx(100)
-    pace.passed("pdf", 2_000_000)  # unchanged after all
-    assert pace.passages_left() == 0
+    pace.encoded(100, {"pdf": 10_000}, seconds=10.0)  # a millisecond a character
+    # the other PDF: 10,000 characters more; the text file at the only density known so far
+    assert pace.seconds_left() == pytest.approx(10.0 + 100_000 * 10_000 / 2_000_000 / 1_000)
+    pace.read("txt", 100_000, chars=40_000)
+    clock.now = 50.0
+    pace.encoded(400, {"txt": 40_000}, seconds=40.0)
+    assert pace.seconds_left() == pytest.approx(10.0)
+    pace.read("pdf", 2_000_000, seconds=0.0)  # unchanged after all (the same content): nothing to encode
+    assert pace.seconds_left() == 0
+
+
+def test_each_kind_encodes_at_its_own_cost_per_character():
+    """Source code has more tokens per character than prose: its unread files are counted at
+    what its own characters cost, not at the run's mean."""
+    clock = FakeClock()
+    pace = Throughput(clock)
+    pace.plan("txt", 300_000)
+    pace.plan("py", 200_000)
+    pace.read("txt", 100_000, chars=50_000)
+    pace.read("py", 100_000, chars=50_000)
+    clock.now = 150.0
+    pace.encoded(250, {"txt": 50_000}, seconds=50.0)  # a millisecond a character
+    pace.encoded(250, {"py": 50_000}, seconds=100.0)  # two
+    # left: 100,000 characters of prose and 50,000 of code; the mean cost would say 225 s
+    assert pace.seconds_left() == pytest.approx(100_000 * 0.001 + 50_000 * 0.002)
+    # one call of both kinds is shared out by characters
+    pace.read("txt", 100_000, chars=50_000)
+    pace.read("py", 50_000, chars=25_000)
+    clock.now = 250.0
+    pace.encoded(750, {"txt": 50_000, "py": 25_000}, seconds=100.0)
+    assert pace._kinds["txt"].encode_s == pytest.approx(50.0 + 100.0 * 2 / 3)
+
+
+def test_reading_costs_count_for_files_that_give_no_text():
+    """Images are read last, and OCR that finds nothing still takes its time: a sampled image
+    says what the others will cost to read."""
+    clock = FakeClock()
+    pace = Throughput(clock)
+    pace.plan("txt", 100_000)
+    for _ in range(10):
+        pace.plan("image", 3_000)
+    clock.now = 0.5
+    pace.read_ahead("image", 3_000, position=95, seconds=0.5)  # no text found
+    clock.now = 0.6
+    pace.read("txt", 100_000, chars=50_000, seconds=0.1)
+    pace.reached(0)
+    clock.now = 50.6
+    pace.encoded(500, {"txt": 50_000}, seconds=50.0)
+    # nine images to read at the sampled one's cost, not at the text file's
+    assert pace.seconds_left() == pytest.approx(9 * 0.5)
+    for position in range(96, 99):  # three more images read in order, each dearer
+        clock.now += 1.0
+        pace.read("image", 3_000, seconds=1.0)
+        pace.reached(position)
+    # from the fourth image on, every image read so far, moved toward the sample still ahead (none)
+    assert pace.seconds_left() == pytest.approx(6 * 3_000 * (0.5 + 3 * 1.0) / 12_000)
+
+
+def test_what_the_run_does_besides_reading_and_encoding_is_counted_and_so_is_the_last_save():
+    clock = FakeClock()
+    pace = Throughput(clock)
+    pace.plan("txt", 20_000)
+    clock.now = 1.0
+    pace.read("txt", 10_000, chars=5_000, seconds=1.0)
+    clock.now = 4.0  # a second read, a second encoded, two more storing them
+    pace.encoded(50, {"txt": 5_000}, seconds=1.0)
+    assert pace.seconds_left() == pytest.approx(2 * (1.0 + 1.0))  # the other file, twice its work
+    pace.saved(0.7)
+    assert pace.seconds_left() == pytest.approx(2 * (1.0 + 1.0) + 0.7)
 
 
 def test_sampled_files_ahead_say_what_the_rest_of_a_kind_holds():
@@ -145,17 +206,17 @@ def test_sampled_files_ahead_say_what_the_rest_of_a_kind_holds():
     pace = Throughput(FakeClock())
     for _ in range(10):
         pace.plan("txt", 1_000_000)
-    pace.read_ahead("txt", 1_000_000, passages=1_000, position=8)  # sparse, read first
+    pace.read_ahead("txt", 1_000_000, position=8, chars=1_000)  # sparse, read first
     for position in range(5):  # the five dense files, in order
-        pace.read("txt", 1_000_000, passages=4_000)
+        pace.read("txt", 1_000_000, chars=4_000)
         pace.reached(position)
-    pace.encoded(21_000)
-    truth = 4 * 1_000  # the four sparse files not read yet
-    cumulative = 4 * 1_000_000 * 21_000 / 6_000_000
-    assert pace.passages_left() == pytest.approx(truth, rel=0.05)
+    pace.encoded(210, {"txt": 21_000}, seconds=21.0)  # a millisecond a character
+    truth = 4 * 1_000 / 1_000  # the four sparse files not read yet, in seconds
+    cumulative = 4 * 1_000_000 * 21_000 / 6_000_000 / 1_000
+    assert pace.seconds_left() == pytest.approx(truth, rel=0.05)
     assert cumulative > 3 * truth
     pace.reached(8)  # past the sample: what every file of the kind gave
-    assert pace.passages_left() == pytest.approx(cumulative)
+    assert pace.seconds_left() == pytest.approx(cumulative)
 
 
 def _dense_then_sparse_run(tmp_path_factory):
@@ -185,3 +246,20 @@ def test_the_time_left_holds_when_later_folders_are_unlike_the_first(tmp_path_fa
     monkeypatch.setattr("engine.indexer.SAMPLE_MAX", 0)
     events, end = _dense_then_sparse_run(tmp_path_factory)
     assert _worst_error_after_a_tenth(events, end) > 0.5
+
+
+def test_the_sample_holds_an_image_read_after_the_text_files_of_the_sample(tmp_path):
+    from engine.indexer import _Run
+
+    run = _Run(Throughput(FakeClock()))
+    texts = [tmp_path / f"note_{n:03d}.txt" for n in range(600)]
+    images = [tmp_path / f"scan_{n:02d}.png" for n in range(20)]
+    for file in texts + images:
+        run.plan(file, 1_000)
+    order = run.reading_order(images[:10] + texts + images[10:])
+    ahead = [file for _, file, first in order if first]
+    assert len(ahead) == 12 + 1  # 2% of the text files, 2% of the images but at least one
+    assert all(f.suffix == ".txt" for f in ahead[:12]) and ahead[12].suffix == ".png"
+    rest = [file for _, file, first in order if not first]
+    assert rest[-19:] == [f for f in images if f != ahead[12]]  # the other images come last
+    assert run.planned[images[0]][0] == "image"  # one kind for the pace, whatever the extension

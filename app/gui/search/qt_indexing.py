@@ -38,7 +38,7 @@ def progress_text(event: IndexProgress) -> str:
         "3 / 10 files  ·  42 passages  ·  22 passages/s  ·  about 5 s left"
 
     Files count once stored; a model switch counts passages (`event.unit`). The rate
-    and the time left are the engine's, in passages (engine.throughput).
+    and the time left are the engine's (engine.throughput), not a count of files.
     """
     if event.waiting:
         return event.waiting
