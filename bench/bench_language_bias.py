@@ -11,7 +11,9 @@ correction for a language component in multilingual embeddings, with means no li
 has before it is indexed), and X + English in the space search ranks by: the language
 means of the shipped reference sentences taken out of queries and passages, re-normalised
 (engine/index/language_means.py). The bias is what the English sentences cost: X alone
-minus X + English.
+minus X + English, read two ways for the language-neutral space: against X alone as
+encoded (what a user had before), and against X alone in the same space (the pull that
+is left, without what the correction does to finding translations at all).
 
 `--subspace 8 32` adds readings that also project out the directions in which languages'
 means differ (the top principal directions of every reference language's passage mean,
@@ -84,7 +86,8 @@ def readings(encoder, lang: str, distractors: np.ndarray, n: int, means: Languag
     neutral_corpus = means.neutral(corpus, [code] * n + ["en"] * len(distractors), "passage")
     neutral_queries = means.neutral(queries, ["en"] * len(queries), "query")
     found = {"alone": top1(queries @ targets.T), "with_english": top1(scores), "centred": top1(centred),
-             "neutral": top1(neutral_queries @ neutral_corpus.T)}
+             "neutral": top1(neutral_queries @ neutral_corpus.T),
+             "neutral_alone": top1(neutral_queries @ neutral_corpus[:n].T)}
     for rank, directions in (subspaces or {}).items():
         found[f"subspace {rank}"] = top1(without(neutral_queries, directions) @ without(neutral_corpus, directions).T)
     return found
@@ -102,19 +105,23 @@ def main(argv=None) -> int:
     distractors = encoder.encode(english[-args.sentences:], kind="passage")
     means = LanguageMeans(encoder.dim)
     subspaces = {rank: language_subspace(encoder, means, rank) for rank in args.subspace}
-    keys = ("alone", "with_english", "centred", "neutral", *(f"subspace {rank}" for rank in args.subspace))
-    print("| language | X alone | X + English | X + English, centred by the corpus | X + English, language-neutral (shipped) |"
+    keys = ("alone", "with_english", "centred", "neutral_alone", "neutral",
+            *(f"subspace {rank}" for rank in args.subspace))
+    print("| language | X alone | X + English | X + English, centred by the corpus | X alone, language-neutral "
+          "| X + English, language-neutral (shipped) |"
           + "".join(f" the same, {rank} language directions out |" for rank in args.subspace))
-    print("|---|---|---|---|---|" + "---|" * len(args.subspace))
+    print("|---|---|---|---|---|---|" + "---|" * len(args.subspace))
     results = {}
     for lang in LANGUAGES:
         results[lang] = r = readings(encoder, lang, distractors, args.sentences, means, subspaces)
         print(f"| {lang} | " + " | ".join(f"{r[key]:.3f}" for key in keys) + " |")
     mean = {key: float(np.mean([r[key] for r in results.values()])) for key in keys}
     print("| mean | " + " | ".join(f"{mean[key]:.3f}" for key in keys) + " |")
-    bias = {key: mean["alone"] - mean[key] for key in keys[1:]}
+    bias = {key: mean["alone"] - mean[key] for key in keys[1:] if key != "neutral_alone"}
+    bias["neutral_within_space"] = mean["neutral_alone"] - mean["neutral"]
     print(f"bias (X alone - reading): as encoded {bias['with_english']:.3f}, centred {bias['centred']:.3f}, "
-          f"language-neutral {bias['neutral']:.3f}"
+          f"language-neutral {bias['neutral']:.3f} (against X alone in that space: "
+          f"{bias['neutral_within_space']:.3f})"
           + "".join(f", {rank} directions out {bias[f'subspace {rank}']:.3f}" for rank in args.subspace))
     print(json.dumps({"model": encoder.name, "variant": encoder.variant, "mean": mean, "bias": bias}), file=sys.stderr)
     return 0
