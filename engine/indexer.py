@@ -190,6 +190,8 @@ class Indexer:
             for _, _, files, known in plans:
                 for file in files:
                     run.plan(file, self._bytes_to_read(file, known.get(path_key(file))))
+            if any(size for _, size in run.planned.values()):
+                self._reader.start()  # its start-up is not the first file's reading
             yield run.progress()
             for root_id, root_path, files, known in plans:
                 yield from self._index_root(run, root_id, files, known)
@@ -399,7 +401,9 @@ class Indexer:
             stored = np.concatenate([w.vectors for w in writes]) if writes else None
             languages = [p.language for w in writes for p in w.passages]
             with _Timer(run, "vectors"):
+                began = self.clock()
                 self.live.ensure_corrections(self.encoder, passage_languages=languages)
+                run.pace.aside(self.clock() - began)  # once per new language: no share of what is left
                 self.live.apply(removed, [i for ids in new_ids for i in ids], stored, languages)
             run.indexed += sum(1 for w in writes if w.passages)  # an archive's own record holds none
             run.passages += sum(len(w.passages) for w in writes)

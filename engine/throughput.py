@@ -15,8 +15,9 @@ for tokens: source code has more tokens per character than prose, and encodes sl
 character, which a run-wide rate got wrong by 17%). The work left is the text extracted
 and waiting for its vectors, and the files not read yet at their kind's characters per
 byte and costs. Everything else a run does (storing, the vector index, saves) is a share
-of that work, the run's own `overhead`; the last save, done after the last file, is
-added as long as the last periodic save took.
+of that work, the run's own `_overhead`, but for what is done once (a new language's
+mean: `aside`); the last save, done after the last file, is added as long as the last
+periodic save took.
 
 Files in one folder are alike and folders are read one after the other, so what was read
 first says little about what comes later: in a home folder of READMEs, rendered manual
@@ -77,6 +78,7 @@ class Throughput:
     _samples: dict[str, _Samples] = field(default_factory=dict)  # kind -> files read ahead of their turn
     _reached: int = -1  # the place in the reading order the in-order reading has got to
     _working_since: float | None = None  # the first file's reading (after the planning)
+    _aside_s: float = 0.0  # one-off work since then, not a share of what is left
     _last_save_s: float = 0.0
 
     def __post_init__(self) -> None:
@@ -120,6 +122,11 @@ class Throughput:
             k.chars_waiting = max(0, k.chars_waiting - n)
             k.chars_encoded += n
             k.encode_s += seconds * n / total if total else 0.0
+
+    def aside(self, seconds: float) -> None:
+        """`seconds` went to work done once (a new language's mean), which what is left will
+        not need again: left out of the overhead."""
+        self._aside_s += seconds
 
     def saved(self, seconds: float) -> None:
         """The index was saved in `seconds`; the run ends with one more save."""
@@ -173,12 +180,12 @@ class Throughput:
         return (chars + chars_per_byte * prior) / weight, (seconds + read_per_byte * prior) / weight
 
     def _overhead(self) -> float:
-        """The run's time since reading began over the reading and encoding it measured: what
-        storing and the vector index add to each second of that work."""
+        """The run's time since reading began (but one-off work) over the reading and encoding
+        it measured: what storing and the vector index add to each second of that work."""
         measured = sum(k.read_s + k.encode_s for k in self._kinds.values())
         if self._working_since is None or measured <= 0:
             return 1.0
-        return max(1.0, (self.clock() - self._working_since) / measured)
+        return max(1.0, (self.clock() - self._working_since - self._aside_s) / measured)
 
 
 def _ratio(amount: float, size: float) -> float | None:

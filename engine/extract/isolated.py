@@ -112,6 +112,16 @@ class ExtractionProcess:
             raise value
         return value
 
+    def start(self) -> None:
+        """Starts the child now, if none is running, so that the first document does not
+        wait for it; a child that cannot start is left for that document to report."""
+        try:
+            if self._child is None or self._child.poll() is not None:
+                self._stop()
+                self._start()
+        except OSError:
+            self._stop()
+
     def close(self) -> None:
         """Ends the child: it exits when its input closes; killed if it does not at once."""
         if self._child is None:
@@ -193,6 +203,9 @@ class ExtractionProcess:
 class SameProcess:
     """ExtractionProcess's interface, reading in this process: deadlines hold only where
     an extractor checks them, and nothing bounds memory (for measuring the difference)."""
+
+    def start(self) -> None:
+        pass
 
     def extract(self, path: Path, data: bytes, limits: ExtractLimits | None = None) -> ExtractedText:
         from engine.extract import extract_data

@@ -114,6 +114,24 @@ def test_a_closed_reader_leaves_no_process():
     assert child.poll() is not None
 
 
+def test_started_ahead_the_child_serves_the_first_document_and_a_failed_start_waits_for_it(monkeypatch):
+    with ExtractionProcess() as process:
+        process.start()
+        child = process._child
+        assert child is not None and child.poll() is None
+        process.start()  # running already: the same child
+        assert process._child is child
+        assert process.extract(Path("a.txt"), b"hello") == extract_data(Path("a.txt"), b"hello")
+    broken = ExtractionProcess()
+
+    def cannot_start():
+        raise OSError("the document reader did not start")
+    monkeypatch.setattr(broken, "_start", cannot_start)
+    broken.start()  # no error here: the first document reports it, with its path
+    with pytest.raises(ExtractionError, match="could not be started"):
+        broken.extract(Path("a.txt"), b"hello")
+
+
 def test_every_reading_error_crosses_the_process_boundary_whole():
     import inspect
     import pickle

@@ -188,6 +188,8 @@ def test_reading_costs_count_for_files_that_give_no_text():
 
 
 def test_what_the_run_does_besides_reading_and_encoding_is_counted_and_so_is_the_last_save():
+    """Storing and the vector index take their share of each second of work; what is done
+    once (a language's mean) takes none, and the run ends with one more save."""
     clock = FakeClock()
     pace = Throughput(clock)
     pace.plan("txt", 20_000)
@@ -197,6 +199,9 @@ def test_what_the_run_does_besides_reading_and_encoding_is_counted_and_so_is_the
     pace.encoded(50, {"txt": 5_000}, seconds=1.0)
     assert pace.seconds_left() == pytest.approx(2 * (1.0 + 1.0))  # the other file, twice its work
     pace.saved(0.7)
+    assert pace.seconds_left() == pytest.approx(2 * (1.0 + 1.0) + 0.7)
+    clock.now = 5.0
+    pace.aside(1.0)  # a new language's mean: done once, not a share of what is left
     assert pace.seconds_left() == pytest.approx(2 * (1.0 + 1.0) + 0.7)
 
 
