@@ -17,8 +17,11 @@ in this process, writing every progress event with its time to <home>/progress-<
 files and passages per second, stage seconds, peak RSS, the time until a search first
 returns a hit (a search is run as soon as the first files are stored), and how honest
 the time-left estimate was (`eta_honesty`: after 10% of the files, predicted against the
-actual time left). `report` adds disk per passage (database, FAISS file, keyword index,
-hubness side file). Every run appends its numbers to <home>/runs.json.
+actual time left, and at 5%, 10%, ... of the files). `report` adds disk per passage
+(database, FAISS file, keyword index, hubness side file). Every run appends its numbers to
+<home>/runs.json; `eta --home H [--label first]` reads a run's estimates again from its log.
+`index --trace` also records the run's pace (bench/pace_trace.py), and `replay --home H`
+measures the estimates engine/throughput.py gives now on that same recorded work.
 """
 
 from __future__ import annotations
@@ -62,8 +65,9 @@ def install_models(home: Path) -> float:
     return time.perf_counter() - start
 
 
-def index(home: Path, folder: Path, label: str, priority: str, reindex: bool = False) -> dict:
-    """One indexing run of `folder` (or `reindex` of every root), timed event by event."""
+def index(home: Path, folder: Path, label: str, priority: str, reindex: bool = False, on_end=None) -> dict:
+    """One indexing run of `folder` (or `reindex` of every root), timed event by event;
+    `on_end` is called the moment the run ends."""
     from engine.config import data_paths
     from engine.events import IndexFinished, IndexProgress
     from engine.library import Library, indexer_config
@@ -89,6 +93,8 @@ def index(home: Path, folder: Path, label: str, priority: str, reindex: bool = F
         elif isinstance(event, IndexFinished):
             summary = event.summary
     wall = time.perf_counter() - start
+    if on_end is not None:
+        on_end()
     log.close()
     library.close()
     stages = dict(summary.stage_seconds)
@@ -133,7 +139,47 @@ def eta_honesty(events: list[dict], wall: float, after: float = 0.10) -> dict:
     return {"events": len(errors), "median_abs_error": round(float(np.median(np.abs(values))), 3),
             "max_abs_error": round(float(np.abs(values).max()), 3),
             "worst_at_fraction_done": round(worst[1], 3), "worst_error": round(worst[0], 3),
-            "share_within_25pct": round(float(np.mean(np.abs(values) <= 0.25)), 3)}
+            "share_within_25pct": round(float(np.mean(np.abs(values) <= 0.25)), 3),
+            "at_files_done": eta_at_shares(events, wall)}
+
+
+ETA_SHARES = (0.05, 0.10, 0.20, 0.30, 0.50, 0.70, 0.90, 0.99, 0.995)
+
+
+def eta_at_shares(events: list[dict], wall: float) -> dict:
+    """The estimate and the truth of the time left at the first event with each share of
+    the files done: {"10%": [estimate s, true s, error]}."""
+    table = {}
+    for share in ETA_SHARES:
+        event = next((e for e in events if e["files_total"] and e["eta_s"] is not None
+                      and e["files_done"] >= share * e["files_total"]), None)
+        if event is not None:
+            left = wall - event["t"]
+            table[f"{share:.1%}".replace(".0%", "%")] = [round(event["eta_s"]), round(left),
+                                                        round((event["eta_s"] - left) / left, 3)]
+    return table
+
+
+def eta_replayed(home: Path, label: str) -> dict:
+    """`eta_honesty` of the estimates the current code makes on a recorded run's work, beside
+    the ones the run itself made (the same when the code has not changed)."""
+    from pace_trace import replay
+
+    estimates, end = replay(home / f"pace-{label}.jsonl")
+    progress = [json.loads(line) for line in (home / f"progress-{label}.jsonl").open()]
+    if len(progress) != len(estimates):
+        raise SystemExit(f"{len(estimates)} estimates recorded, {len(progress)} progress events")
+    recorded = [e | {"t": clock} for e, (clock, _) in zip(progress, estimates)]
+    now = [e | {"t": clock, "eta_s": value} for e, (clock, value) in zip(progress, estimates)]
+    return {"label": f"replay-{label}", "recorded": eta_honesty(recorded, end), "now": eta_honesty(now, end)}
+
+
+def eta_from_log(home: Path, label: str) -> dict:
+    """`eta_honesty` again from a run's progress log and its recorded wall time."""
+    runs = json.loads((home / "runs.json").read_text())
+    wall = next(r["wall_s"] for r in reversed(runs) if r.get("label") == label and "wall_s" in r)
+    events = [json.loads(line) for line in (home / f"progress-{label}.jsonl").open()]
+    return {"label": f"eta-{label}", "eta_honesty": eta_honesty(events, wall)}
 
 
 def disk(home: Path) -> dict:
@@ -183,23 +229,33 @@ def recoll(home: Path, folder: Path, label: str | None = None) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=["index", "reindex", "recoll", "report"])
+    parser.add_argument("action", choices=["index", "reindex", "recoll", "report", "eta", "replay"])
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--folder", type=Path)
     parser.add_argument("--label", default=None)
     parser.add_argument("--priority", choices=["low", "normal"], default="low")
+    parser.add_argument("--trace", action="store_true", help="index: record the run's pace for `replay`")
     args = parser.parse_args()
     args.home.mkdir(parents=True, exist_ok=True)
     os.environ["BABELFIND_HOME"] = str(args.home)
     if args.action == "index":
         installed = install_models(args.home)
-        run = index(args.home, args.folder, args.label or "first", args.priority)
+        end = None
+        if args.trace:
+            from pace_trace import record
+
+            end = record(args.home / f"pace-{args.label or 'first'}.jsonl")
+        run = index(args.home, args.folder, args.label or "first", args.priority, on_end=end)
         _record(args.home, run | {"model_install_s": round(installed, 1)})
     elif args.action == "reindex":
         _record(args.home, index(args.home, args.folder, args.label or "unchanged", args.priority,
                                  reindex=True))
     elif args.action == "recoll":
         _record(args.home, recoll(args.home, args.folder, args.label))
+    elif args.action == "eta":  # the estimates of a run already made, read again from its log
+        print(json.dumps(eta_from_log(args.home, args.label or "first"), indent=1))
+    elif args.action == "replay":
+        print(json.dumps(eta_replayed(args.home, args.label or "first"), indent=1))
     else:
         _record(args.home, {"label": "disk"} | disk(args.home))
 
