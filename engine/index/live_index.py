@@ -217,7 +217,7 @@ class LiveIndex:
         with self._hubness_lock:
             if self.hubness is not None:
                 return
-            reference = self._hubness_reference or self._reference_queries(encoder)
+            reference = self._hubness_reference or reference_queries(encoder, self.means)
             log.info("measuring the hubness penalties of generation %d", self.generation.id)
             penalties = HubnessPenalties(*reference, self.hubness_config)
             for ids, vectors in self._stored_vectors():
@@ -231,14 +231,6 @@ class LiveIndex:
         """The hubness reference queries in the space FAISS holds, and their languages
         (None until measured or loaded: ensure_corrections)."""
         return self._hubness_reference
-
-    def _reference_queries(self, encoder: QueryEncoder) -> tuple[np.ndarray, list[str]]:
-        """The hubness reference queries, in the space FAISS holds."""
-        vectors, languages = reference_vectors(encoder)
-        if self.means is not None:
-            self.means.ensure(encoder, languages, "query")
-            vectors = self.means.neutral(vectors, languages, "query")
-        return vectors, languages
 
     # -- the space FAISS holds -----------------------------------------------------------
 
@@ -390,3 +382,13 @@ def vector_space(means: LanguageMeans | None) -> str:
     """The name of the space FAISS holds, stamped in its file: a file of another space
     (an earlier version's plain vectors, other reference sentences) is rebuilt."""
     return PLAIN_SPACE if means is None else f"language-neutral-{reference_digest()}"
+
+
+def reference_queries(encoder: QueryEncoder, means: LanguageMeans | None) -> tuple[np.ndarray, list[str]]:
+    """The hubness reference queries and their languages, in the space FAISS holds: each
+    language's query mean taken out when `means` (the language-neutral space) is given."""
+    vectors, languages = reference_vectors(encoder)
+    if means is not None:
+        means.ensure(encoder, languages, "query")
+        vectors = means.neutral(vectors, languages, "query")
+    return vectors, languages
