@@ -106,7 +106,7 @@ class _Run:
                              self.pace.seconds_left(), current, encoded=self.pace.passages_encoded)
 
     def plan(self, file: Path, size: int) -> None:
-        kind = pace_kind(file)
+        kind = _pace_kind(file)
         self.planned[file] = (kind, size)
         self.pace.plan(kind, size)
 
@@ -270,8 +270,7 @@ class Indexer:
             reading = _Stopwatch(self.clock)  # the file's reading alone, not the encoding between
             for outcome, is_file in reading.over(self._visit(run, file, known.get(path_key(file)), known)):
                 if isinstance(outcome, DocumentWrite):
-                    batch.add(outcome, kind, is_file)  # done once its vectors are written
-                    chars += sum(work_chars(p.text) for p in outcome.passages)
+                    chars += batch.add(outcome, kind, is_file)  # done once its vectors are written
                 else:
                     run.files_done += is_file
                     if isinstance(outcome, FailureWrite):
@@ -392,8 +391,7 @@ class Indexer:
         pending = batch.writes
         if pending:
             texts = [p.text for write in pending for p in write.passages]
-            kinds = [kind for write, kind in zip(pending, batch.kinds) for _ in write.passages]
-            vectors = yield from self._encode(run, texts, kinds, current)
+            vectors = yield from self._encode(run, texts, batch, current)
             bounds = np.cumsum([0] + [len(w.passages) for w in pending])
             writes = [replace(w, vectors=vectors[a:b]) for w, a, b in zip(pending, bounds, bounds[1:])]
             with _Timer(run, "store"):
@@ -417,18 +415,18 @@ class Indexer:
             if self.live.save_if_due(self.config.save_every_s):
                 run.pace.saved(self.clock() - began)
 
-    def _encode(self, run: _Run, texts: list[str], kinds: list[str], current: str | None) -> Iterator[IndexProgress]:
-        """Vectors of `texts` [n, dim], encoded `batch_passages` at a time (`kinds`: each
-        text's kind of file, for the pace); the last call's progress is left to the caller,
-        which yields once the documents are stored."""
+    def _encode(self, run: _Run, texts: list[str], batch: _Batch, current: str | None) -> Iterator[IndexProgress]:
+        """Vectors of `texts` (the batch's passages) [n, dim], encoded `batch_passages` at a
+        time; the last call's progress is left to the caller, which yields once the
+        documents are stored."""
         step = self.config.batch_passages
         parts = []
         for start in range(0, len(texts), step):
             if parts:
                 yield run.progress(current)
-            chars = defaultdict(int)
-            for text, kind in zip(texts[start:start + step], kinds[start:start + step]):
-                chars[kind] += work_chars(text)
+            chars = defaultdict(int)  # per kind of file, for the pace
+            for kind, n in zip(batch.kinds[start:start + step], batch.chars[start:start + step]):
+                chars[kind] += n
             began = self.clock()
             with _Timer(run, "encode"):
                 parts.append(self.encoder.encode(texts[start:start + step], kind="passage"))
@@ -524,20 +522,25 @@ def _file_of(path: str, known: dict[str, DocumentState]) -> str | None:
 
 
 class _Batch:
-    """The writes waiting for their vectors, the kind of file each came from (for the
-    pace), their passages, and the files they complete."""
+    """The writes waiting for their vectors, their passages' kind of file and size for the
+    pace (work_chars), one entry a passage, and the files they complete."""
 
     def __init__(self):
         self.writes: list[DocumentWrite] = []
         self.kinds: list[str] = []
+        self.chars: list[int] = []
         self.passages = 0
         self.files = 0
 
-    def add(self, write: DocumentWrite, kind: str, is_file: bool) -> None:
+    def add(self, write: DocumentWrite, kind: str, is_file: bool) -> int:
+        """Adds `write`, read from a file of `kind`; returns its passages' characters."""
+        chars = [work_chars(p.text) for p in write.passages]
         self.writes.append(write)
-        self.kinds.append(kind)
+        self.kinds += [kind] * len(chars)
+        self.chars += chars
         self.passages += len(write.passages)
         self.files += is_file
+        return sum(chars)
 
 
 class _Stopwatch:
@@ -562,7 +565,7 @@ class _Stopwatch:
 _END = object()
 
 
-def pace_kind(file: Path) -> str:
+def _pace_kind(file: Path) -> str:
     """The kind of file the pace measures costs by: its type, and all images one kind (a
     photo's OCR costs the same whatever its extension)."""
     return "image" if extension_format(file) == "image" else file_type(file)
