@@ -116,9 +116,7 @@ class ExtractionProcess:
         """Starts the child now, if none is running, so that the first document does not
         wait for it; a child that cannot start is left for that document to report."""
         try:
-            if self._child is None or self._child.poll() is not None:
-                self._stop()
-                self._start()
+            self._ensure_child()
         except OSError:
             self._stop()
 
@@ -140,15 +138,19 @@ class ExtractionProcess:
         frame = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         for attempt in range(2):
             try:
-                if self._child is None or self._child.poll() is not None:
-                    self._stop()
-                    self._start()
+                self._ensure_child()
                 _write_frame(self._child.stdin, frame)
                 return
             except OSError as e:  # it died between documents, or did not start: one more try
                 self._stop()
                 if attempt:
                     raise ExtractionError(Path(message[1]), f"the document reader could not be started ({e})") from e
+
+    def _ensure_child(self) -> None:
+        """A running child: this one, or a new one when there is none (or it died)."""
+        if self._child is None or self._child.poll() is not None:
+            self._stop()
+            self._start()
 
     def _start(self) -> None:
         environment = dict(os.environ, **{WORKER_ENV: "1"})
