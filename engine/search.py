@@ -157,7 +157,8 @@ REFERENCE_QUANTILE = 90
 # The level is measured again once the library has grown or shrunk by this share.
 REFERENCE_LEVEL_DRIFT = 0.1
 POOLED_EVERY = 8
-_levels: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # live -> {key: (passages, level)}
+# the library's penalties (one object a generation, kept while it lives) -> {language: (passages, level)}
+_levels: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def reference_level(live: LiveIndex, language: str | None) -> float | None:
@@ -167,7 +168,7 @@ def reference_level(live: LiveIndex, language: str | None) -> float | None:
     the reference queries are known (LiveIndex.ensure_corrections) or in an empty library.
 
     It moves with what the library holds, not with each document: measured once (one
-    batched search) per generation, set of penalties and language, and again when the
+    batched search) per set of penalties (a generation's) and language, and again when the
     library's size has moved by REFERENCE_LEVEL_DRIFT, so a search while indexing does not
     pay for it on every batch.
     """
@@ -176,8 +177,9 @@ def reference_level(live: LiveIndex, language: str | None) -> float | None:
         return None
     languages = reference[1]
     own_language = language in languages
-    key = (live.generation.id, id(live.hubness), language if own_language else None)
-    levels = _levels.setdefault(live, {})
+    key = language if own_language else None
+    # penalties dropped for a rebuild (another process's change) are back by the next search
+    levels = {} if live.hubness is None else _levels.setdefault(live.hubness, {})
     held = levels.get(key)
     if held is not None and abs(len(live) - held[0]) <= REFERENCE_LEVEL_DRIFT * held[0]:
         return held[1]
