@@ -166,7 +166,7 @@ def eta_replayed(home: Path, label: str) -> dict:
     from pace_trace import replay
 
     estimates, end = replay(home / f"pace-{label}.jsonl")
-    progress = [json.loads(line) for line in (home / f"progress-{label}.jsonl").open()]
+    progress = _progress_log(home, label)
     if len(progress) != len(estimates):
         raise SystemExit(f"{len(estimates)} estimates recorded, {len(progress)} progress events")
     recorded = [e | {"t": clock} for e, (clock, _) in zip(progress, estimates)]
@@ -178,8 +178,12 @@ def eta_from_log(home: Path, label: str) -> dict:
     """`eta_honesty` again from a run's progress log and its recorded wall time."""
     runs = json.loads((home / "runs.json").read_text())
     wall = next(r["wall_s"] for r in reversed(runs) if r.get("label") == label and "wall_s" in r)
-    events = [json.loads(line) for line in (home / f"progress-{label}.jsonl").open()]
-    return {"label": f"eta-{label}", "eta_honesty": eta_honesty(events, wall)}
+    return {"label": f"eta-{label}", "eta_honesty": eta_honesty(_progress_log(home, label), wall)}
+
+
+def _progress_log(home: Path, label: str) -> list[dict]:
+    """The progress events a run wrote (index)."""
+    return [json.loads(line) for line in (home / f"progress-{label}.jsonl").read_text().splitlines()]
 
 
 def disk(home: Path) -> dict:

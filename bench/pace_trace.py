@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-CALLS = ("plan", "read", "read_ahead", "reached", "encoded", "saved")
+CALLS = ("plan", "read", "read_ahead", "reached", "encoded", "aside", "saved")
 
 
 def record(path: Path):
