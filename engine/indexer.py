@@ -390,8 +390,7 @@ class Indexer:
         progress after each encoder call, so a large file's rate and time left move."""
         pending = batch.writes
         if pending:
-            texts = [p.text for write in pending for p in write.passages]
-            vectors = yield from self._encode(run, texts, batch, current)
+            vectors = yield from self._encode(run, batch, current)
             bounds = np.cumsum([0] + [len(w.passages) for w in pending])
             writes = [replace(w, vectors=vectors[a:b]) for w, a, b in zip(pending, bounds, bounds[1:])]
             with _Timer(run, "store"):
@@ -415,10 +414,11 @@ class Indexer:
             if self.live.save_if_due(self.config.save_every_s):
                 run.pace.saved(self.clock() - began)
 
-    def _encode(self, run: _Run, texts: list[str], batch: _Batch, current: str | None) -> Iterator[IndexProgress]:
-        """Vectors of `texts` (the batch's passages) [n, dim], encoded `batch_passages` at a
-        time; the last call's progress is left to the caller, which yields once the
-        documents are stored."""
+    def _encode(self, run: _Run, batch: _Batch, current: str | None) -> Iterator[IndexProgress]:
+        """Vectors of the batch's passages [n, dim], encoded `batch_passages` at a time; the
+        last call's progress is left to the caller, which yields once the documents are
+        stored."""
+        texts = [p.text for write in batch.writes for p in write.passages]
         step = self.config.batch_passages
         parts = []
         for start in range(0, len(texts), step):
