@@ -2,8 +2,8 @@
 
     python bench/bench_image_reading.py /tmp/bench-large/folder
 
-Reads every image of the folder (.png .jpg .jpeg .gif .tif .tiff .webp .bmp) through the
-indexer's own image reader (engine.extract.image_file, OCR included), one after the other,
+Reads every image of the folder (what the indexer takes for one: engine.extract's
+extension_format) through the indexer's own image reader (engine.extract.image_file, OCR included), one after the other,
 and fits its seconds three ways: per byte (what engine.throughput assumes of every kind),
 per file, and a + b * bytes (least squares). For each model, the median of |predicted -
 measured| / measured over the images says how well one image's reading is foreseen.
@@ -20,18 +20,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".tif", ".tiff", ".webp", ".bmp"}
-
-
 def time_images(folder: Path) -> list[tuple[int, float]]:
     """(bytes, reading seconds) of each image under `folder`; images OCR refuses count too,
     since their reading costs what it costs."""
     from engine.errors import BabelfindError
+    from engine.extract import extension_format
     from engine.extract.image_file import extract_image
 
     readings = []
     for path in sorted(folder.rglob("*")):
-        if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
+        if extension_format(path) != "image" or not path.is_file():
             continue
         data = path.read_bytes()
         started = time.perf_counter()
