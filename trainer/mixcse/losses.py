@@ -16,8 +16,9 @@ Three implementations give the same numbers (tested against each other):
 * ``"fused"`` (``trainer.mixcse.fused_loss``) computes the Gram tiles in a Triton kernel with an
   online log-sum-exp; extra memory is O(N) besides the O(N d) gradients.
 
-``impl="auto"`` picks ``"fused"`` for float32/bfloat16/float16 CUDA tensors when Triton is
-installed and ``"gram"`` otherwise. The issue suggested ``"reference"`` off-GPU; ``"gram"`` is the same function
+``impl="auto"`` picks ``"fused"`` for bfloat16/float16 CUDA tensors (and float32 ones of at
+most 512 rows, where its exact products are still the faster) when Triton is installed, and
+``"gram"`` otherwise (:func:`auto_impl`). The issue suggested ``"reference"`` off-GPU; ``"gram"`` is the same function
 (values and gradients agree to 1e-5 in the tests) and needs O(N^2) instead of O(N^2 d)
 memory (a batch of 1024 x 768 needs 3 GiB per direction in the reference), so it is the
 better default on a CPU. The reference stays available for tests by name.
@@ -39,6 +40,11 @@ from engine.errors import InputError
 
 IMPLS = ("auto", "reference", "gram", "fused")
 FUSED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+# In float32 the kernel keeps exact products (no TF32), so it runs on CUDA cores while the
+# Gram form's cuBLAS products do not: measured on an H200 (docs/benchmarks.md), fused wins
+# up to N = 256 and Gram is 2.6x faster at N = 1024, 10x at 4096. In bf16/fp16 fused wins at
+# every N (2x at 4096 and 16384, with 10-40x less memory).
+FUSED_FLOAT32_MAX_ROWS = 512
 VARIANTS = ("paper", "official")
 # F.normalize clamps the norm at this value; the Gram form clamps the same way.
 NORM_EPS = 1e-12
@@ -264,9 +270,19 @@ def _at_least_fp32(h: torch.Tensor) -> torch.Tensor:
 def _resolve_impl(impl: str, h: torch.Tensor) -> str:
     if impl != "auto":
         return impl
-    if h.is_cuda and h.dtype in FUSED_DTYPES and _triton_available():
-        return "fused"
-    return "gram"
+    return auto_impl(h.is_cuda, h.dtype, h.shape[0], _triton_available())
+
+
+def auto_impl(is_cuda: bool, dtype: torch.dtype, rows: int, triton_available: bool) -> str:
+    """What ``impl="auto"`` runs for a batch: ``"fused"`` where it is the faster one, else ``"gram"``.
+
+    Example: ``auto_impl(True, torch.bfloat16, 4096, True) == "fused"``
+    """
+    if not (is_cuda and triton_available and dtype in FUSED_DTYPES):
+        return "gram"
+    if dtype == torch.float32 and rows > FUSED_FLOAT32_MAX_ROWS:
+        return "gram"
+    return "fused"
 
 
 def _triton_available() -> bool:

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.errors import InputError
-from trainer.mixcse.losses import MixCSELoss, MixCSELossConfig, mixcse_loss, mixcse_loss_official, simcse_loss
+from trainer.mixcse.losses import MixCSELoss, MixCSELossConfig, auto_impl, mixcse_loss, mixcse_loss_official, simcse_loss
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 SIZES_N = [1, 2, 7, 64, 257]
@@ -179,6 +179,19 @@ def test_fused_takes_bfloat16():
 def test_auto_is_gram_on_cpu():
     h1, h2 = _views(9, 16, 3)
     assert torch.equal(mixcse_loss(h1, h2), mixcse_loss(h1, h2, impl="gram"))
+
+
+@pytest.mark.parametrize(("is_cuda", "dtype", "rows", "triton", "expected"), [
+    (False, torch.float32, 64, True, "gram"),        # a CPU: no kernel without the interpreter
+    (True, torch.float64, 64, True, "gram"),         # the kernel takes no float64
+    (True, torch.bfloat16, 64, False, "gram"),       # no Triton installed
+    (True, torch.bfloat16, 16384, True, "fused"),    # half precision: fused at every size
+    (True, torch.float16, 64, True, "fused"),
+    (True, torch.float32, 256, True, "fused"),       # float32: fused while it is the faster
+    (True, torch.float32, 1024, True, "gram"),       # ... and cuBLAS's Gram products beyond
+])
+def test_auto_picks_the_faster_implementation(is_cuda, dtype, rows, triton, expected):
+    assert auto_impl(is_cuda, dtype, rows, triton) == expected
 
 
 def _official_by_loops(h1, h2, lam, tau, bidirectional, stop_grad):
