@@ -4,7 +4,8 @@ an answer, and what each floor would silence and keep.
     BABELFIND_TEST_MODELS=<models> python bench/bench_answer_floor.py --devsets english-doc manual5 mixed xling
 
 For each dev set (bench_search's homes, the default space): each question's first shown
-passage's corrected cosine (language-neutral, less the hubness penalty; engine.explain)
+passage's corrected cosine (language-neutral, its document's context mixed in, less the
+hubness penalty: LiveIndex.dense_scores)
 and keyword share, for the answerable questions, the unanswerable ones (no_answer.json)
 and nonsense; the best corrected cosine that everyday reference sentences (the hubness
 reference queries) reach in the same library; then, for each floor, the share of
@@ -34,20 +35,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_search as bs  # noqa: E402
 
 from engine.index.fusion import score_baseline  # noqa: E402
-from engine.search import dense_candidates, hubness_corrected, reference_bests  # noqa: E402
+from engine.search import dense_candidates, reference_bests  # noqa: E402
 from engine.search_config import SearchConfig  # noqa: E402
 
 KEYWORD_SHARE = SearchConfig().keyword_answer_share
 
 
 def first_passage(library, text: str) -> tuple[float | None, float, list[str]]:
-    """(corrected cosine, keyword share, shown paths) of a query's first result."""
-    results = library.search_results(text, k=10, explain=True)
-    parts = results.hits[0].best.explanation if results.hits else None
+    """(corrected cosine, keyword share, shown paths) of a query's first result: the dense
+    score search ranks its first passage by (LiveIndex.dense_scores)."""
+    results = library.search_results(text, k=10)
+    best = results.hits[0].best if results.hits else None
     names = [bs._relative(h.path) for h in results.hits]
-    if parts is None or parts.cosine is None:
+    if best is None or best.cosine is None:
         return None, 0.0, names
-    return parts.cosine - parts.hubness, parts.keyword_share, names
+    return best.cosine, best.keyword_score, names
 
 
 def reference_best(library, per_language: bool = False):
@@ -71,7 +73,7 @@ def dense_profile(library, text: str) -> dict:
     _, vector, language = library.query_vector(text)
     baseline = score_baseline(live, vector, language)
     ids, scores = dense_candidates(live, vector, 64)
-    ranked = np.sort(hubness_corrected(live, ids, scores, language))[::-1]
+    ranked = np.sort(live.dense_scores(ids, scores, vector, language))[::-1]
     at = lambda n: float(ranked[min(n, len(ranked)) - 1])  # noqa: E731
     return {"language": language, "mean": baseline.mean, "std": baseline.std,
             "best": at(1), "tenth": at(10), "thirtieth": at(30)}

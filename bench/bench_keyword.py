@@ -154,6 +154,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the built store for --reuse")
     parser.add_argument("--reuse", type=Path, help="home folder of a run made with --keep")
     parser.add_argument("--cases", help="only the query cases whose names contain one of these (comma separated)")
+    parser.add_argument("--context", nargs="+", default=["on"], choices=["on", "off"],
+                        help="time with the documents' context in dense scores (the default), without, or both")
     args = parser.parse_args()
     if args.index:
         real_indexing_share(args.index, args.models)
@@ -209,9 +211,11 @@ def main() -> None:
         "fused  lang+type+after": lambda t: parse_query(words(t) + " lang:de type:pdf after:2023-01-01"),
     }
     only = set(args.cases.split(",")) if args.cases else None
-    for name, make in cases.items():
-        if only and not any(o in name for o in only):
-            continue
+    kept_context = live.context, live.context_config
+    runs = [(context, name, make) for context in args.context for name, make in cases.items()
+            if not only or any(o in name for o in only)]
+    for context, name, make in runs:
+        live.context, live.context_config = kept_context if context == "on" else (None, None)
         mode = name.split()[0]
         timings, cpu = [], []
         queries_rng = np.random.default_rng(3)  # the same query vectors for every case
@@ -225,7 +229,7 @@ def main() -> None:
             timings.append((time.perf_counter() - started) * 1e3)
             cpu.append((time.process_time() - started_cpu) * 1e3)
         print(f"search {name:24s} {percentiles(timings[5:])}  cpu p50 {statistics.median(cpu[5:]):6.1f} ms  "
-              f"({live.index.kind} vectors)")
+              f"({live.index.kind} vectors, context {context})")
     keywords.close()
     store.close()
     if args.keep or args.reuse:  # a reused store stays for the next run

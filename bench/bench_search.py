@@ -24,7 +24,8 @@ it holds the other space. Readings:
             language (engine/index/hubness.py);
   library   end to end through Library.search_results (FAISS, keyword index, fusion,
             relevance floor, grouping) per --modes with the library's own hubness
-            config, and once more with the penalties off; a query whose document is not
+            config, once more with the penalties off, and once with the documents'
+            context off (passages scored alone, engine/index/document_context.py); a query whose document is not
             among the 10 shown (or was cut by the floor) counts as missed.
   no answer for the sets with questions nothing in them answers (no_answer.json): the
             share of those for which the library shows no strong match (every match
@@ -45,6 +46,7 @@ import os
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -262,21 +264,20 @@ def load_no_answer(devset: str) -> list[str]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
 
 
-def hubness_off(library: Library):
-    """Context: the same library scoring plain cosines (penalties and their config set aside)."""
-    from contextlib import contextmanager
-
-    @contextmanager
-    def off():
-        live = library.live
-        kept = live.hubness, live.hubness_config
-        live.hubness = live.hubness_config = None
-        try:
-            yield
-        finally:
-            live.hubness, live.hubness_config = kept
-
-    return off()
+@contextmanager
+def correction_off(library: Library, name: str):
+    """Context: the same library scoring without one correction of its dense scores:
+    "hubness" (the penalties: plain cosines) or "context" (passages scored alone, without
+    their documents' centroids); the correction and its config are set aside, then back."""
+    live = library.live
+    kept = getattr(live, name), getattr(live, f"{name}_config")
+    setattr(live, name, None)
+    setattr(live, f"{name}_config", None)
+    try:
+        yield
+    finally:
+        setattr(live, name, kept[0])
+        setattr(live, f"{name}_config", kept[1])
 
 
 def query_vectors(library: Library, devset: str, queries: list[dict]) -> np.ndarray:
@@ -397,8 +398,10 @@ def library_readings(library: Library, queries: list[dict], unanswerable: list[s
             outcomes.setdefault("keyword", library_outcomes(library, queries, mode))
             continue
         outcomes[f"{mode}, {space}, hubness"] = library_outcomes(library, queries, mode)
-        with hubness_off(library):
+        with correction_off(library, "hubness"):
             outcomes[f"{mode}, {space}, no hubness"] = library_outcomes(library, queries, mode)
+        with correction_off(library, "context"):
+            outcomes[f"{mode}, {space}, hubness, no context"] = library_outcomes(library, queries, mode)
     if space != args.spaces[0]:
         return
     if unanswerable:

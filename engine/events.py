@@ -70,21 +70,26 @@ class ScoreParts:
 
     plain_cosine: float | None  # the encoder's own vectors; None when the query was not encoded
     cosine: float | None  # in the space the search ranks by (the same as plain when the correction is off)
+    # cosine to the centroid of the passage's document, mixed into the score with the
+    # context weight (engine.index.document_context); None when the context is off
+    document: float | None
     hubness: float  # subtracted from `cosine` (0: no penalty; below 0 for a passage far from every query)
-    z: float | None  # (cosine - hubness) in standard deviations above this query's mean
-    meaning: float  # the fused score's meaning part: z / best z (0 without a dense score)
+    z: float | None  # the corrected cosine (context in, hubness out) in deviations above this query's mean
+    meaning: float  # the fused score's meaning part: z / best z, never below 0 (0 without a dense score)
     keyword_share: float  # BM25 / the query's best possible BM25, 0..1
     keywords: float  # what the keywords add to the fused score (weight x discounted share)
     score: float  # the ranking score
 
     def text(self) -> str:
-        """One line, e.g. "cosine 0.440 (plain 0.810), hubness -0.010, z 3.20 -> meaning 1.00;
-        keywords 0.00 -> +0.00; score 1.000" (the hubness part as it changes the cosine)."""
+        """One line, e.g. "cosine 0.440 (plain 0.810), document 0.520, hubness -0.010, z 3.20 ->
+        meaning 1.00; keywords 0.00 -> +0.00; score 1.000" (the hubness part as it changes the
+        cosine)."""
         parts = []
         if self.cosine is not None:
             plain = f" (plain {self.plain_cosine:.3f})" if self.plain_cosine is not None else ""
             z = "-" if self.z is None else f"{self.z:.2f}"
-            parts.append(f"cosine {self.cosine:.3f}{plain}, hubness {-self.hubness:+.3f}, "
+            document = f", document {self.document:.3f}" if self.document is not None else ""
+            parts.append(f"cosine {self.cosine:.3f}{plain}{document}, hubness {-self.hubness:+.3f}, "
                          f"z {z} -> meaning {self.meaning:.2f}")
         parts.append(f"keywords {self.keyword_share:.2f} -> +{self.keywords:.2f}")
         return "; ".join(parts) + f"; score {self.score:.3f}"

@@ -2,11 +2,12 @@
 
     >>> results = library.search_results("how to feed a sourdough starter", explain=True)
     >>> results.hits[0].best.explanation
-    ScoreParts(plain_cosine=0.81, cosine=0.44, hubness=0.01, z=3.2, meaning=1.0, keyword_share=0.0, ...)
+    ScoreParts(plain_cosine=0.81, cosine=0.44, document=0.52, hubness=0.01, z=3.2, meaning=1.0, ...)
 
 For each shown passage: its cosine as the encoder gave the vectors (plain), the cosine in the
 language-neutral space the search ranks by (each language's mean taken out,
-engine/index/language_means.py), the hubness penalty subtracted from it, how far that stands
+engine/index/language_means.py), the cosine to the centroid of its document that is mixed in
+(engine/index/document_context.py), the hubness penalty subtracted, how far the result stands
 above this query's mean over the library (z), the meaning part of the fused score (z over the
 best z), the keyword share (BM25 over the query's best possible BM25) with what it adds, and
 the fused score. `babelfind search --explain` prints them; the window shows them in a
@@ -41,6 +42,8 @@ def explain(results: SearchResults, store: Store, live: LiveIndex, query_vector:
     plain: dict[int, float] = {}
     neutral: dict[int, float] = {}
     offsets: dict[int, float] = {}
+    documents: dict[int, float] = {}
+    dense: dict[int, float] = {}
     baseline: ScoreBaseline | None = None
     if query_vector is not None and len(ids):
         raw_query = np.asarray(query_vector, np.float32).reshape(-1)
@@ -48,10 +51,14 @@ def explain(results: SearchResults, store: Store, live: LiveIndex, query_vector:
         found, stored = vectors_of(store, live.generation.id, live.generation.dim, ids.tolist())
         languages = {p.passage_id: p.language for p in passages}
         held = live.searchable(found, stored, [languages[int(i)] for i in found])  # as search compares them
+        cosines = held @ query
         plain = dict(zip(found.tolist(), (stored @ raw_query).tolist()))
-        neutral = dict(zip(found.tolist(), (held @ query).tolist()))
+        neutral = dict(zip(found.tolist(), cosines.tolist()))
         penalty = live.hubness_offsets(found, language)
         offsets = dict(zip(found.tolist(), (penalty if penalty is not None else np.zeros(len(found))).tolist()))
+        if live.context is not None:
+            documents = dict(zip(found.tolist(), live.context.similarity(found, query, cosines).tolist()))
+        dense = dict(zip(found.tolist(), live.dense_scores(found, cosines, query, language).tolist()))
         baseline = score_baseline(live, query, language)
     best_z = results.best_z
     weight = config.sentence_keyword_weight if sentence else config.keyword_weight
@@ -59,10 +66,12 @@ def explain(results: SearchResults, store: Store, live: LiveIndex, query_vector:
     def parts(p) -> object:
         cosine = neutral.get(p.passage_id)
         hubness = offsets.get(p.passage_id, 0.0)
-        z = None if cosine is None or baseline is None else float(baseline.z([cosine - hubness])[0])
-        meaning = z / best_z if z is not None and best_z and best_z > 0 else 0.0
+        ranked = dense.get(p.passage_id)
+        z = None if ranked is None or baseline is None else float(baseline.z([ranked])[0])
+        meaning = max(0.0, z / best_z) if z is not None and best_z and best_z > 0 else 0.0  # as fusion.fuse
         added = weight * float(keyword_bonus(np.array([p.keyword_score]), config, sentence)[0])
-        return ScoreParts(plain.get(p.passage_id), cosine, hubness, z, meaning, p.keyword_score, added, p.score)
+        return ScoreParts(plain.get(p.passage_id), cosine, documents.get(p.passage_id), hubness, z, meaning,
+                          p.keyword_score, added, p.score)
 
     hits = tuple(_with_parts(hit, parts) for hit in results.hits)
     return replace(results, hits=hits)

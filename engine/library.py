@@ -41,6 +41,7 @@ from engine.events import (
 from engine.explain import explain as explain_scores
 from engine.indexer import Indexer, IndexerConfig
 from engine.index.keyword_index import KeywordIndex
+from engine.index.document_context import DocumentContextConfig
 from engine.index.hubness import HubnessConfig
 from engine.index.live_index import LiveIndex
 from engine.langid import detect_language
@@ -540,7 +541,7 @@ def default_search_config(live: LiveIndex) -> SearchConfig:
     """SearchConfig with the answer floor and margin measured for this generation's model,
     where they were measured in the space its scores are made in
     (engine.search_config.ANSWER_FLOORS, ANSWER_MARGINS)."""
-    if live.means is None or live.hubness_config != HubnessConfig():
+    if live.means is None or live.hubness_config != HubnessConfig() or live.context_config != DocumentContextConfig():
         return SearchConfig()
     model = live.generation.model_name
     return SearchConfig(answer_floor=ANSWER_FLOORS.get(model), answer_margin=ANSWER_MARGINS.get(model))

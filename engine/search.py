@@ -18,11 +18,14 @@ Filters, phrases and exclusions restrict the passage ids before either retrieval
 relevance floor then keeps passages whose z or k says they really match, so `total`
 and the language counts cover every match, not a top-N.
 
-Dense scores are hubness-corrected cosines when the live index has penalties
-(engine.index.hubness): cos - beta * (r_p(L) - r_0(L)) for the query's language L, so a
-passage close to every query (a table of contents, a licence) does not win by that.
-FAISS ranks by plain cosine; the correction re-ranks what it returns (at least
-`dense_fetch` candidates), and the z baseline is measured on corrected scores too.
+Dense scores are corrected cosines (LiveIndex.dense_scores): each passage's document
+context mixed in, (1 - w) cos(q, p) + w cos(q, c_D) (engine.index.document_context), so a
+stray paragraph of an off-topic document does not beat the document about the question;
+then the hubness offset taken off, beta * (r_p(L) - r_0(L)) for the query's language L
+(engine.index.hubness), so a passage close to every query (a table of contents, a
+licence) does not win by that. FAISS ranks by cosine; the correction re-ranks what it
+returns (at least `dense_fetch` candidates), and the z baseline is measured on corrected
+scores too.
 """
 
 from __future__ import annotations
@@ -206,7 +209,7 @@ def reference_bests(live: LiveIndex, rows: list[int] | None = None) -> np.ndarra
     for row, i in enumerate(rows):
         keep = ids[row] >= 0
         if keep.any():
-            best[row] = hubness_corrected(live, ids[row][keep], scores[row][keep], languages[i]).max()
+            best[row] = live.dense_scores(ids[row][keep], scores[row][keep], vectors[i], languages[i]).max()
     return best
 
 
@@ -257,15 +260,8 @@ def _cosines(live: LiveIndex, query_vector: np.ndarray, ids: np.ndarray, dense: 
     missing = np.setdiff1d(best_keyword, dense_ids)
     if len(missing):
         scored, scores = dense_candidates(live, query_vector, len(missing), missing)
-        cosine[np.searchsorted(ids, missing)] = hubness_corrected(live, scored, scores, language)
+        cosine[np.searchsorted(ids, missing)] = live.dense_scores(scored, scores, query_vector, language)
     return cosine
-
-
-def hubness_corrected(live: LiveIndex, ids: np.ndarray, cosines: np.ndarray, language: str | None) -> np.ndarray:
-    """Cosines minus their passages' hubness offsets for a query in `language`; unchanged
-    when the live index has no penalties (engine/index/hubness.py)."""
-    offsets = live.hubness_offsets(ids, language)
-    return cosines if offsets is None else (cosines - offsets).astype(np.float32)
 
 
 def _dense_above_floor(live: LiveIndex, query_vector: np.ndarray, allowed: np.ndarray | None,
@@ -276,7 +272,7 @@ def _dense_above_floor(live: LiveIndex, query_vector: np.ndarray, allowed: np.nd
     fetch = min(total, config.dense_fetch)
     while True:
         ids, scores = dense_candidates(live, query_vector, fetch, allowed)
-        scores = hubness_corrected(live, ids, scores, language)
+        scores = live.dense_scores(ids, scores, query_vector, language)
         order = np.argsort(-scores, kind="stable")
         ids, scores = ids[order], scores[order]
         if len(scores) == 0:

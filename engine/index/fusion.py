@@ -10,8 +10,8 @@ a passage that really matches stands several standard deviations out, while the 
 nonsense query barely leaves the crowd. Keyword scores arrive as a share of the query's
 best possible BM25 (engine.index.keyword_index), already 0..1.
 
-"Cosine" here is the hubness-corrected cosine when the live index has penalties
-(engine.index.hubness): the sample's scores are corrected like every candidate's, so z
+"Cosine" here is the corrected cosine search ranks by (LiveIndex.dense_scores: document
+context, hubness penalty): the sample's scores are corrected like every candidate's, so z
 measures how far a passage stands out after the correction.
 """
 
@@ -47,17 +47,15 @@ class ScoreBaseline:
 
 def score_baseline(live: LiveIndex, query_vector: np.ndarray,
                    language: str | None = None) -> ScoreBaseline:
-    """This query's (hubness-corrected) cosine statistics over a random sample of the collection.
+    """This query's (corrected) cosine statistics over a random sample of the collection.
 
     `language`: the query's ISO 639-1 code, which picks the hubness penalties' column.
     """
     ids, sample = _sample(live)
     if len(sample) == 0:
         return ScoreBaseline(0.0, 1.0)
-    scores = sample @ np.asarray(query_vector, np.float32).reshape(-1)  # [n]
-    offsets = live.hubness_offsets(ids, language)
-    if offsets is not None:
-        scores = scores - offsets
+    query = np.asarray(query_vector, np.float32).reshape(-1)
+    scores = live.dense_scores(ids, sample @ query, query, language)  # [n]
     return ScoreBaseline(float(scores.mean()), max(float(scores.std()), 1e-3))
 
 
@@ -90,6 +88,11 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None
         # an exact identifier (bench/bench_keyword.py measures both).
         best = float(z.max(initial=-np.inf))
         dense = np.where(np.isfinite(z), z, 0.0) / best if np.isfinite(best) and best > 0 else np.zeros(n)
+        # Below this query's average by meaning, a passage gets nothing for its meaning
+        # rather than a deduction: the one reminder holding a customer number "KD-927135"
+        # stood at z -0.3 for that bare code (whose vector means little) and lost to
+        # reminders matching nothing but the code's shape.
+        dense = np.maximum(dense, 0.0)
         weight = config.sentence_keyword_weight if sentence else config.keyword_weight
         scores = dense.astype(np.float32) + weight * keyword_bonus(keyword, config, sentence)
     matched = np.full(n, "", dtype=object)

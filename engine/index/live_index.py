@@ -13,7 +13,9 @@ call `refresh()` after taking it, so they start from everything committed before
 It also carries the keyword index (engine.index.keyword_index), so that every change the
 indexer mirrors into FAISS reaches the keyword index through the same `apply`, and every
 save stamps both with the same version. The passages' hubness penalties
-(engine.index.hubness) ride along the same way in a side file beside the FAISS file.
+(engine.index.hubness) ride along the same way in a side file beside the FAISS file, and
+so do the documents' centroids that give each passage its document's context
+(engine.index.document_context).
 
 FAISS holds language-neutral vectors (engine.index.language_means): each passage's vector
 minus its language's mean, re-normalised, so every dense score, the z baseline and the
@@ -43,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.encoders.base import l2_normalise
+from engine.index.document_context import DocumentContext, DocumentContextConfig
 from engine.index.hubness import HubnessConfig, HubnessPenalties, QueryEncoder, reference_vectors
 from engine.index.keyword_index import KeywordIndex
 from engine.index.language_means import LanguageMeans, reference_digest
@@ -95,7 +98,8 @@ class LiveIndex:
     def __init__(self, store: Store, generation: GenerationInfo, folder: Path, index: VectorIndex | None,
                  config: VectorIndexConfig, keywords: KeywordIndex | None = None,
                  hubness_config: HubnessConfig | None = HubnessConfig(),
-                 means: LanguageMeans | None = None):
+                 means: LanguageMeans | None = None,
+                 context_config: DocumentContextConfig | None = DocumentContextConfig()):
         self.store = store
         self.keywords = keywords
         self.generation = generation
@@ -109,28 +113,34 @@ class LiveIndex:
         self.hubness: HubnessPenalties | None = None
         self.hubness_config = hubness_config
         self._hubness_reference: tuple[np.ndarray, list[str]] | None = None  # kept from the side file
-        self._hubness_lock = threading.Lock()  # an indexing thread applies while a search ensures
+        # the side files' state (penalties, centroids): an indexing thread applies while a search ensures
+        self._side_lock = threading.Lock()
         # None: FAISS holds the vectors as encoded (the correction is off)
         self.means = means
         self.complete = True  # False: FAISS waits for a rebuild that needs the model (ensure_corrections)
+        # None: passages are scored alone (no config, or not measured yet: see ensure_corrections)
+        self.context: DocumentContext | None = None
+        self.context_config = context_config
 
     @classmethod
     def open(cls, store: Store, generation: GenerationInfo, folder: Path,
              config: VectorIndexConfig | None = None, keywords: KeywordIndex | None = None,
              hubness_config: HubnessConfig | None = HubnessConfig(),
-             language_neutral: bool = True) -> LiveIndex:
+             language_neutral: bool = True,
+             context_config: DocumentContextConfig | None = DocumentContextConfig()) -> LiveIndex:
         """Loads or rebuilds the vectors; `keywords` (opened for this generation) rides along.
 
         The hubness penalties come from their side file when it holds this version;
         otherwise `ensure_corrections` measures them on first use. `hubness_config` None:
         no hubness penalties. `language_neutral` False: FAISS holds the vectors as encoded.
+        `context_config` None: passages are scored without their document's context.
         A rebuild that needs a language mean not measured yet waits for `ensure_corrections`.
         """
         config = config or VectorIndexConfig()
         private_folder(folder)
         means = (LanguageMeans.load(cls.means_file_for(folder, generation.id), model=generation.model_name,
                                     dim=generation.dim) if language_neutral else None)
-        live = cls(store, generation, folder, None, config, keywords, hubness_config, means)
+        live = cls(store, generation, folder, None, config, keywords, hubness_config, means, context_config)
         path = cls.file_for(folder, generation.id)
         space = vector_space(means)
         index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim, config=config,
@@ -142,6 +152,7 @@ class LiveIndex:
             live.complete = False
             live._rebuild_if_possible()
         live._load_hubness()
+        live._load_context()
         return live
 
     def stale(self) -> GenerationInfo | None:
@@ -159,12 +170,14 @@ class LiveIndex:
         log.info("generation %d changed in another process (version %d -> %d); reloading",
                  current.id, self.version, current.version)
         fresh = LiveIndex.open(self.store, current, self.folder, self.config, hubness_config=None,
-                               language_neutral=self.means is not None)
-        with self._hubness_lock:
+                               language_neutral=self.means is not None, context_config=None)
+        with self._side_lock:
             self.index, self.generation, self.version = fresh.index, current, fresh.version
             self.means, self.complete = fresh.means, fresh.complete
             self.hubness = None  # the other process's side file, or a rebuild on next use
             self._load_hubness()
+            self.context = None  # likewise
+            self._load_context()
         self._dirty = False
         return True
 
@@ -204,6 +217,7 @@ class LiveIndex:
             if not self.complete:
                 self._rebuild_if_possible()
         self._ensure_hubness(encoder)
+        self._ensure_context()
 
     def _ensure_hubness(self, encoder: QueryEncoder) -> None:
         """Measures the penalties of every stored passage when none are loaded.
@@ -214,7 +228,7 @@ class LiveIndex:
         """
         if self.hubness_config is None or self.hubness is not None:
             return
-        with self._hubness_lock:
+        with self._side_lock:
             if self.hubness is not None:
                 return
             reference = self._hubness_reference or reference_queries(encoder, self.means)
@@ -225,6 +239,56 @@ class LiveIndex:
             penalties.save(self.hubness_file_for(self.folder, self.generation.id), self.version,
                            vector_space(self.means))
             self.hubness, self._hubness_reference = penalties, reference
+
+    # -- document context (engine/index/document_context.py) ---------------------------
+
+    @staticmethod
+    def context_file_for(folder: Path, generation_id: int) -> Path:
+        return folder / f"generation-{generation_id}.documents.npz"
+
+    def _load_context(self) -> None:
+        """Takes the side file's centroids when they hold this index's version."""
+        if self.context_config is None or not self.complete:
+            return
+        self.context = DocumentContext.load(
+            self.context_file_for(self.folder, self.generation.id), expected_generation=self.version,
+            dim=self.generation.dim, space=vector_space(self.means), config=self.context_config)
+
+    def _ensure_context(self) -> None:
+        """Sums every stored passage into its document's centroid when none are loaded
+        (no encoding: the stored vectors and the catalog's documents are enough)."""
+        if self.context_config is None or self.context is not None or not self.complete:
+            return
+        with self._side_lock:
+            if self.context is not None:
+                return
+            log.info("measuring the document centroids of generation %d", self.generation.id)
+            context = DocumentContext(self.generation.dim, self.context_config)
+            for ids, vectors in self._stored_vectors():
+                known, documents = self._documents_of(ids)
+                context.add(ids[known], documents, vectors[known])
+            context.save(self.context_file_for(self.folder, self.generation.id), self.version,
+                         vector_space(self.means))
+            self.context = context
+
+    def _documents_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(bool [n]: the passage is catalogued, document ids of those passages)."""
+        catalog = passage_catalog(self.store)
+        rows = catalog.document_positions(ids)
+        return rows >= 0, catalog.document_ids[rows[rows >= 0]]
+
+    def dense_scores(self, ids: np.ndarray, cosines: np.ndarray, query: np.ndarray,
+                     language: str | None) -> np.ndarray:
+        """The scores search ranks by, float32 [n], from the cosines of passages `ids` with
+        `query` (in the space FAISS holds): their documents' context mixed in, then the
+        hubness offsets for a query in `language` taken off. The one place dense scores
+        are corrected, so candidates, keyword-only candidates, the z baseline and the
+        answer level all agree."""
+        cosines = np.asarray(cosines, np.float32).ravel()
+        context = self.context
+        scores = cosines if context is None else context.scores(ids, query, cosines)
+        offsets = self.hubness_offsets(ids, language)
+        return scores if offsets is None else (scores - offsets).astype(np.float32)
 
     @property
     def hubness_reference(self) -> tuple[np.ndarray, list[str]] | None:
@@ -312,7 +376,8 @@ class LiveIndex:
             self.index.remove(np.asarray(removed, dtype=np.int64))
         if len(added) and self.complete:
             self.index.add(added, vectors)
-        with self._hubness_lock:
+        self._apply_context(removed, added, vectors)
+        with self._side_lock:
             if self.hubness is not None:  # otherwise measured from the stored vectors when needed
                 self.hubness.remove(np.asarray(removed, dtype=np.int64))
                 if len(added):
@@ -323,6 +388,16 @@ class LiveIndex:
         if current is not None:
             self.version = current.version
         self._dirty = self._dirty or bool(len(removed) or len(added))
+
+    def _apply_context(self, removed: Sequence[int], added: np.ndarray, vectors: np.ndarray | None) -> None:
+        with self._side_lock:
+            if self.context is None:  # otherwise measured from the stored vectors when needed
+                return
+            if len(removed):
+                self.context.remove(np.asarray(removed, dtype=np.int64))
+            if len(added):
+                known, documents = self._documents_of(added)
+                self.context.add(added[known], documents, vectors[known])
 
     def save(self) -> None:
         """Writes the index atomically, stamped with the version it holds.
@@ -344,9 +419,12 @@ class LiveIndex:
             self.index.save(path, generation=self.version, space=vector_space(self.means))
         if self.keywords is not None:  # stamped, like the FAISS file, with what it holds
             self.keywords.stamp(dataclasses.replace(current, version=self.version))
-        with self._hubness_lock:
+        with self._side_lock:
             if self.hubness is not None:
                 self.hubness.save(self.hubness_file_for(self.folder, self.generation.id), self.version,
+                                  vector_space(self.means))
+            if self.context is not None:
+                self.context.save(self.context_file_for(self.folder, self.generation.id), self.version,
                                   vector_space(self.means))
         self._dirty = False
         self._last_save = time.monotonic()
@@ -376,6 +454,7 @@ class LiveIndex:
         self.file_for(self.folder, self.generation.id).unlink(missing_ok=True)
         self.hubness_file_for(self.folder, self.generation.id).unlink(missing_ok=True)
         self.means_file_for(self.folder, self.generation.id).unlink(missing_ok=True)
+        self.context_file_for(self.folder, self.generation.id).unlink(missing_ok=True)
 
 
 def vector_space(means: LanguageMeans | None) -> str:

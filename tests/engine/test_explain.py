@@ -47,7 +47,9 @@ def test_the_parts_add_up_to_the_fused_score(library, query):
         for passage in hit.passages:
             parts = passage.explanation
             assert parts.score == pytest.approx(parts.meaning + parts.keywords, abs=1e-4)
-            assert parts.cosine - parts.hubness == pytest.approx(passage.cosine, abs=1e-5)
+            weight = library.live.context_config.weight
+            mixed = (1 - weight) * parts.cosine + weight * parts.document
+            assert mixed - parts.hubness == pytest.approx(passage.cosine, abs=1e-5)
             assert parts.plain_cosine == pytest.approx(float(stored_vector(library, passage.passage_id) @ raw_query),
                                                        abs=1e-5)
             assert parts.keyword_share == passage.keyword_score
@@ -76,8 +78,8 @@ def test_the_cli_prints_why_and_puts_it_in_the_json(library, capsys, monkeypatch
     assert library_commands.run_search(args) == 0
     lines = capsys.readouterr().out.splitlines()
     why = [line for line in lines if line.strip().startswith("why: cosine")]
-    assert why and "(plain " in why[0] and "keywords" in why[0] and "score" in why[0]
+    assert why and "(plain " in why[0] and "document " in why[0] and "keywords" in why[0] and "score" in why[0]
     args.json = True
     assert library_commands.run_search(args) == 0
     first = json.loads(capsys.readouterr().out)[0]["passages"][0]["explanation"]
-    assert {"plain_cosine", "cosine", "hubness", "z", "meaning", "keyword_share", "keywords", "score"} <= set(first)
+    assert {"plain_cosine", "cosine", "document", "hubness", "z", "meaning", "keyword_share", "keywords", "score"} <= set(first)

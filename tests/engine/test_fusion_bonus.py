@@ -52,3 +52,13 @@ def test_auxiliaries_and_question_words_are_not_keywords():
     assert KeywordQuery.of(["How", "can", "I", "export", "pairs?"]).terms == ["export", "pairs"]
     assert KeywordQuery.of(["Wie", "kann", "ich", "Paare", "exportieren"]).terms == ["paare", "exportieren"]
     assert KeywordQuery.of(["Can", "you", "do", "this"]).terms  # nothing else: the words are all there is
+
+
+def test_meaning_below_the_querys_average_does_not_take_away_an_identifiers_match():
+    """A bare code's vector means little: the one passage holding it may score below the
+    query's mean cosine (z < 0), while passages without it stand out a little by shape."""
+    cosine = np.array([0.45, 0.70, 0.70], np.float32)  # the holder, two look-alikes
+    keyword = np.array([0.35, 0.0, 0.0], np.float32)
+    scores, matched = fuse(cosine, keyword, ScoreBaseline(0.5, 0.1), "fused", SearchConfig(), sentence=False)
+    assert scores[0] > scores[1] and matched[0] == "keywords"
+    assert scores[0] == pytest.approx(SearchConfig().keyword_weight * 0.35)  # nothing taken for meaning
