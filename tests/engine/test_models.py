@@ -167,7 +167,19 @@ def _gated(gate: str, languages: int = 112, sts_b: float | None = 83.9, reason: 
             "tatoeba": {"languages": languages}, "sts_b": {"fp32": 84.0, "int8": sts_b}}
 
 
-def test_cpu_prefers_int8_only_when_its_gate_passed_with_full_evidence():
+@pytest.fixture
+def int8_cpu(monkeypatch):
+    """Sets whether this CPU's int8 kernels saturate 8-bit weights: call it with True/False."""
+    from engine.encoders import int8_kernels
+
+    def set_saturating(saturates: bool) -> None:
+        monkeypatch.setattr(int8_kernels, "pair_sums_saturate", lambda: saturates)
+
+    set_saturating(False)
+    return set_saturating
+
+
+def test_cpu_prefers_int8_only_when_its_gate_passed_with_full_evidence(int8_cpu):
     from engine.models import choose_variant
 
     assert choose_variant(_int8_manifest(_gated("passed")), "cpu", None) == "int8"
@@ -180,7 +192,7 @@ def test_cpu_prefers_int8_only_when_its_gate_passed_with_full_evidence():
         assert choose_variant(_int8_manifest(int8), "cpu", None) == "fp32", int8
 
 
-def test_asking_for_int8_works_whenever_its_file_exists():
+def test_asking_for_int8_works_whenever_its_file_exists(int8_cpu):
     from engine.models import choose_variant
 
     refused = _int8_manifest(_gated("refused", reason="est +4.45 points"))
@@ -190,7 +202,7 @@ def test_asking_for_int8_works_whenever_its_file_exists():
         choose_variant(absent, "cpu", "int8")
 
 
-def test_int8_not_default_reason_says_why():
+def test_int8_not_default_reason_says_why(int8_cpu):
     from engine.models import int8_not_default_reason
 
     assert int8_not_default_reason(_int8_manifest(_gated("passed"))) is None
@@ -201,3 +213,23 @@ def test_int8_not_default_reason_says_why():
         _int8_manifest(_gated("passed", languages=15)))
     assert "no STS-B" in int8_not_default_reason(_int8_manifest(_gated("passed", sts_b=None)))
     assert int8_not_default_reason(_int8_manifest({})) == "no int8 variant was made"
+
+
+def test_8_bit_int8_is_not_served_where_the_cpu_saturates_it(int8_cpu):
+    """A file made where int8 products add exactly (a bundle's prepared model, a copied
+    home) gives wrong sums on a CPU without VNNI: fp32 is served, asking for it fails;
+    a 7-bit file is served everywhere."""
+    from engine.models import choose_variant, int8_not_default_reason
+
+    int8_cpu(True)
+    eight_bit, before_levels_were_recorded = _gated("passed") | {"weight_levels": 127}, _gated("passed")
+    for int8 in (eight_bit, before_levels_were_recorded):
+        manifest = _int8_manifest(int8)
+        assert choose_variant(manifest, "cpu", None) == "fp32"
+        assert "saturate this CPU's int8 kernels" in int8_not_default_reason(manifest)
+        with pytest.raises(ModelError, match="int8 would give wrong vectors here: its 8-bit weights"):
+            choose_variant(manifest, "cpu", "int8")
+    seven_bit = _int8_manifest(_gated("passed") | {"weight_levels": 63})
+    assert choose_variant(seven_bit, "cpu", None) == "int8" == choose_variant(seven_bit, "cpu", "int8")
+    int8_cpu(False)
+    assert choose_variant(_int8_manifest(eight_bit), "cpu", None) == "int8"

@@ -85,6 +85,7 @@ def test_a_wheel_carries_the_resources(tmp_path):
     for wanted in ("share/babelfind/resources/icons/search.svg",
                    "share/babelfind/resources/style/babelfind.qss",
                    "share/babelfind/resources/models/int8_evidence.json",
+                   "share/babelfind/resources/models/int8_probe.onnx",
                    "share/babelfind/resources/models/multilingual-e5-small-aligned.adapter",
                    "share/babelfind/resources/sample/beekeeping_en.md"):
         assert wanted in data

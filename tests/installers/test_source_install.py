@@ -83,7 +83,7 @@ def test_plain_install_says_how_to_add_training(plain_install, tmp_path):
 def test_plain_install_carries_icons_style_sample_and_int8_evidence(plain_install):
     probe = ("from engine.resources import resources_dir; r = resources_dir(); "
              "print(all((r / p).is_file() for p in ('icons/search.svg', 'style/babelfind.qss', "
-             "'models/int8_evidence.json', 'sample/beekeeping_en.md'))); print(r)")
+             "'models/int8_evidence.json', 'models/int8_probe.onnx', 'sample/beekeeping_en.md'))); print(r)")
     done = subprocess.run([str(venv_bin(plain_install, "python")), "-c", probe], capture_output=True,
                           text=True, check=True, env=_clean_env(), cwd="/")
     found, folder = done.stdout.split()

@@ -24,6 +24,7 @@ from engine.errors import ModelError
 from engine.model_manifest import ModelManifest
 
 EVIDENCE_FILE = "int8_evidence.json"
+NOT_USED_HERE = "not used on this CPU"
 
 
 def evidence_path() -> Path:
@@ -58,7 +59,8 @@ class Int8Decision:
 
 def int8_decision(name: str, weights_sha256: str, evidence: dict | None = None) -> Int8Decision:
     """The fastest scheme (quantise.DEFAULT_SCHEMES' order, then the file's) whose evidence
-    for exactly these weights passed; else none, with why.
+    for exactly these weights passed and whose products this CPU adds exactly; else none,
+    with why.
 
     >>> int8_decision("multilingual-e5-small", "ab12...").record["reason"]
     'dynamic-pc: est +1.75 points Tatoeba error (gate: <= 2 per language); ...'
@@ -66,7 +68,7 @@ def int8_decision(name: str, weights_sha256: str, evidence: dict | None = None) 
     evidence = evidence if evidence is not None else load_evidence()
     from trainer.serving.quantise import DEFAULT_SCHEMES
 
-    entries = [e for e in evidence["models"].get(name, [])
+    entries = [_as_seen_here(e) for e in evidence["models"].get(name, [])
                if e.get("weights_sha256") == weights_sha256]
     speed = {scheme_id: i for i, scheme_id in enumerate(DEFAULT_SCHEMES)}
     passed = sorted((e for e in entries if e.get("gate") == "passed"),
@@ -80,11 +82,24 @@ def int8_decision(name: str, weights_sha256: str, evidence: dict | None = None) 
                       f"in {EVIDENCE_FILE}"})
     reason = "; ".join(f"{e['scheme']}: {e.get('reason', e.get('gate'))}" for e in entries)
     # refused when every scheme was; one that lacks full evidence leaves it incomplete
-    gate = "refused" if all(e.get("gate") == "refused" for e in entries) else "incomplete"
+    gates = {e.get("gate") for e in entries}
+    gate = "refused" if gates == {"refused"} else NOT_USED_HERE if gates <= {"refused", NOT_USED_HERE} \
+        else "incomplete"
     return Int8Decision(None, _record(entries[0]) | {
         "file": None, "gate": gate, "reason": reason,
         "schemes_tried": [{"scheme": e["scheme"], "gate": e.get("gate"), "reason": e.get("reason")}
                           for e in entries]})
+
+
+def _as_seen_here(entry: dict) -> dict:
+    """`entry`, or when it passed with products this CPU's int8 kernels would saturate,
+    the same marked NOT_USED_HERE: its evidence was measured where they add exactly."""
+    from trainer.serving.quantise import SATURATES_HERE, SCHEMES
+
+    int8_scheme = SCHEMES.get(entry.get("scheme"))
+    if entry.get("gate") != "passed" or int8_scheme is None or int8_scheme.exact_here():
+        return entry
+    return entry | {"gate": NOT_USED_HERE, "reason": f"passed, but {SATURATES_HERE}"}
 
 
 def _record(entry: dict) -> dict:
@@ -121,8 +136,8 @@ def apply_int8_decision(folder: Path, manifest: ModelManifest, decision: Int8Dec
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     mean, worst = _mean_cosine(manifest, folder, INT8_FILE, texts)
-    record = decision.record | {"file": INT8_FILE, "for": "cpu", "mean_cosine": mean,
-                                "min_cosine": worst}
+    record = decision.record | {"file": INT8_FILE, "for": "cpu", "weight_levels": int8_scheme.weight_levels,
+                                "mean_cosine": mean, "min_cosine": worst}
     problem = _cosine_problem(int8_scheme.label, mean, worst)
     if problem is not None:
         (folder / INT8_FILE).unlink()

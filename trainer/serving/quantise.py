@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from engine.encoders import int8_kernels
 from engine.encoders.migrate import optimise_cpu_variant
 from engine.encoders.parity import PARITY_SENTENCES
 from engine.errors import InputError
@@ -40,6 +41,7 @@ INT8_MIN_MEAN_COSINE = 0.995
 # int8 passed the mean at 0.9951 here (min 0.987) yet measured 0.9946 over 2,000 sentences.
 INT8_MIN_WORST_COSINE = 0.99
 INT8_FILE = "model.int8.onnx"
+SATURATES_HERE = "not built: this CPU's int8 kernels saturate 8-bit weights (x86-64 without VNNI)"
 
 
 @dataclass(frozen=True)
@@ -59,9 +61,20 @@ class Int8Scheme:
     keep: str = ""
     reduce_range: bool = False  # 7-bit weights: no int16 saturation on CPUs without VNNI
 
+    @property
+    def weight_levels(self) -> int:
+        return int8_kernels.SAFE_WEIGHT_LEVELS if self.reduce_range else int8_kernels.FULL_WEIGHT_LEVELS
+
+    def exact_here(self) -> bool:
+        """Whether this CPU's int8 kernels add this scheme's products without saturating
+        (engine.encoders.int8_kernels): 7-bit weights everywhere, 8-bit ones with VNNI."""
+        return int8_kernels.adds_exactly(self.weight_levels)
+
 
 SCHEMES = {s.id: s for s in (
     Int8Scheme("rowwise", "all MatMul weights, activations scaled per token", method="rowwise"),
+    Int8Scheme("rowwise-w7", "all MatMul weights in 7 bits, activations scaled per token",
+               method="rowwise", reduce_range=True),
     Int8Scheme("rowwise-qkv-fp32", "MatMul weights except Q, K, V, activations scaled per token",
                method="rowwise", keep="qkv"),
     Int8Scheme("dynamic-pc", "all MatMul weights"),
@@ -74,7 +87,13 @@ SCHEMES = {s.id: s for s in (
 )}
 # Fastest first (docs/benchmarks.md, "int8 gate"): tried in this order by
 # `make_int8_variant` when no scheme is named, and preferred in it among passed evidence.
-DEFAULT_SCHEMES = ("rowwise", "dynamic-pc", "rowwise-qkv-fp32", "dynamic-pc-ffn-out-fp32")
+# Those whose products saturate on this CPU are skipped (`Int8Scheme.exact_here`).
+DEFAULT_SCHEMES = ("rowwise", "rowwise-w7", "dynamic-pc", "rowwise-qkv-fp32", "dynamic-pc-ffn-out-fp32")
+
+
+def usable_here(scheme_ids: Sequence[str] = DEFAULT_SCHEMES) -> tuple[str, ...]:
+    """Those of `scheme_ids` whose products this CPU's int8 kernels add exactly."""
+    return tuple(s for s in scheme_ids if scheme(s).exact_here())
 
 
 def scheme(scheme_id: str) -> Int8Scheme:
@@ -260,18 +279,19 @@ def build_int8(int8_scheme: Int8Scheme, manifest, folder: Path, dest: Path,
         if int8_scheme.method == "dynamic":
             return quantise_int8(src, dest, exclude, reduce_range=int8_scheme.reduce_range)
         if int8_scheme.method == "rowwise":
-            return quantise_rowwise_int8(src, dest, exclude)
+            return quantise_rowwise_int8(src, dest, exclude, int8_scheme.weight_levels)
         batches = calibration_batches(manifest, folder, calibration_texts)
         return quantise_static_int8(src, dest, batches, exclude)
 
 
-def quantise_rowwise_int8(src: Path, dest: Path, exclude: Sequence[str] = ()) -> Path:
+def quantise_rowwise_int8(src: Path, dest: Path, exclude: Sequence[str] = (),
+                          weight_levels: int = int8_kernels.FULL_WEIGHT_LEVELS) -> Path:
     """int8 MatMul weights with activations scaled per token (trainer.serving.rowwise_int8)."""
     import onnx
 
     from trainer.serving.rowwise_int8 import rowwise_int8
 
-    onnx.save(rowwise_int8(onnx.load(str(src)), keep=set(exclude)), str(dest))
+    onnx.save(rowwise_int8(onnx.load(str(src)), keep=set(exclude), weight_levels=weight_levels), str(dest))
     return dest
 
 
@@ -296,7 +316,7 @@ def _float_matmul_graph(src: Path, dest: Path):
 
 
 def make_int8_variant(manifest, folder: Path, texts: Sequence[str], *, tatoeba_dir=None,
-                      schemes: Sequence[str] = DEFAULT_SCHEMES) -> dict:
+                      schemes: Sequence[str] | None = None) -> dict:
     """model.int8.onnx by the first of `schemes` that passes; else {"file": None, "reason"}.
 
     Args:
@@ -310,13 +330,16 @@ def make_int8_variant(manifest, folder: Path, texts: Sequence[str], *, tatoeba_d
     data = tatoeba_dir if isinstance(tatoeba_dir, GateData) or tatoeba_dir is None \
         else GateData.beside(Path(tatoeba_dir))
     dest, reference, reasons, attempts = folder / INT8_FILE, None, [], []
-    for scheme_id in schemes:
+    for scheme_id in schemes or DEFAULT_SCHEMES:
         int8_scheme = scheme(scheme_id)
+        if not int8_scheme.exact_here():
+            reasons.append(f"{int8_scheme.label}: {SATURATES_HERE}")
+            continue
         build_int8(int8_scheme, manifest, folder, dest, texts)
         mean, worst = _mean_cosine(manifest, folder, INT8_FILE, texts)
         info = {"file": INT8_FILE, "for": "cpu", "scheme": int8_scheme.id,
                 "scheme_label": f"{int8_scheme.method} int8, {int8_scheme.label}",
-                "mean_cosine": mean, "min_cosine": worst}
+                "weight_levels": int8_scheme.weight_levels, "mean_cosine": mean, "min_cosine": worst}
         if data is None:
             problem = _cosine_problem(int8_scheme.label, mean, worst)
             if problem is None:

@@ -18,7 +18,9 @@ uses the whole range:
     y [..., M] <- y [n, M]; the bias Add that followed stays as it was
 
 The row scale factors out of the integer product (y[i, j] = s_i w_j sum_k q_ik W_kj), so
-the int8 GEMM stays one call; weights are int8 per output column, symmetric. MatMuls
+the int8 GEMM stays one call; weights are int8 per output column, symmetric, with
+`weight_levels` codes each side of zero: 127, or 63 where ONNX Runtime's kernels would
+saturate full-range weights (engine.encoders.int8_kernels: x86-64 without VNNI). MatMuls
 sharing an input (Q, K, V) share its quantisation. Activation x activation MatMuls
 (attention scores) stay float. MatMulIntegerToFloat's bias input is not used: with a
 per-row scale ONNX Runtime 1.32 dropped the bias in a whole graph (not in a one-node
@@ -31,9 +33,11 @@ from collections.abc import Collection
 
 import numpy as np
 
+from engine.encoders.int8_kernels import FULL_WEIGHT_LEVELS
+
 MS_DOMAIN = "com.microsoft"
 ZERO_POINT = 128  # uint8 code of 0: symmetric activations in u8 for the u8 x s8 kernels
-LEVELS = 127  # codes on each side of the zero point
+LEVELS = 127  # activation codes on each side of the zero point
 TINY_SCALE = 1e-8  # an all-zero row still divides by something
 
 
@@ -74,14 +78,15 @@ def weight_matmul_groups(model) -> dict[str, list]:
     return groups
 
 
-def rowwise_int8(model, keep: Collection[str] = ()):
+def rowwise_int8(model, keep: Collection[str] = (), weight_levels: int = FULL_WEIGHT_LEVELS):
     """`model` with its weight MatMuls (except the node names in `keep`) in int8 with one
-    activation scale per row (the module docstring); ModelProto, changed in place."""
+    activation scale per row (the module docstring) and weights of `weight_levels` codes
+    each side of zero; ModelProto, changed in place."""
     from onnx import helper
 
     if not any(op.domain == MS_DOMAIN for op in model.opset_import):
         model.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
-    rewrite = _Rewrite(model)
+    rewrite = _Rewrite(model, weight_levels)
     for tensor, nodes in weight_matmul_groups(model).items():
         nodes = [n for n in nodes if n.name not in keep]
         if nodes:
@@ -92,10 +97,11 @@ def rowwise_int8(model, keep: Collection[str] = ()):
 class _Rewrite:
     """Collects the new nodes; `finish` puts each where its input is made."""
 
-    def __init__(self, model):
+    def __init__(self, model, weight_levels: int):
         from onnx import numpy_helper
 
         self.model = model
+        self.weight_levels = weight_levels
         self.weights = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
         self.after: dict[str, list] = {}  # tensor -> nodes that quantise it
         self.instead: dict[str, list] = {}  # MatMul name -> its int8 replacement
@@ -135,8 +141,9 @@ class _Rewrite:
         from onnx import helper
 
         weight = self.weights[matmul.input[1]]  # [K, M]
-        scale = np.maximum(np.abs(weight).max(axis=0), TINY_SCALE) / LEVELS  # per column
-        codes = np.clip(np.rint(weight / scale), -LEVELS, LEVELS).astype(np.int8)
+        levels = self.weight_levels
+        scale = np.maximum(np.abs(weight).max(axis=0), TINY_SCALE) / levels  # per column
+        codes = np.clip(np.rint(weight / scale), -levels, levels).astype(np.int8)
         m = f"{matmul.name}_rowwise"
         self.replaced_weights.add(matmul.input[1])
         return [

@@ -129,9 +129,12 @@ def test_int8_refused_by_shipped_evidence_is_not_built_and_says_why(tmp_path, mo
         load_encoder("tiny", paths=paths, variant="int8")
 
 
-@pytest.mark.parametrize("scheme", ["dynamic-pc", "rowwise"])
+@pytest.mark.parametrize("scheme", ["dynamic-pc", "rowwise", "rowwise-w7"])
 def test_int8_passed_by_shipped_evidence_is_built_and_preferred(tmp_path, monkeypatch, scheme):
     import trainer.serving.quantise
+
+    if not trainer.serving.quantise.SCHEMES[scheme].exact_here():
+        pytest.skip("this CPU's int8 kernels saturate 8-bit weights (next test)")
 
     paths, weights = _evidence_home(tmp_path, monkeypatch, {"l007": 11.0}, scheme)
     # the tiny random model's int8 is far from fp32; its cosine check is not under test here
@@ -141,21 +144,39 @@ def test_int8_passed_by_shipped_evidence_is_built_and_preferred(tmp_path, monkey
     manifest = get_manifest("tiny", paths)
     info = manifest.variants["int8"]
     assert info["gate"] == "passed" and info["scheme"] == scheme
+    assert info["weight_levels"] == trainer.serving.quantise.SCHEMES[scheme].weight_levels
     assert info["file"] == "model.int8.onnx" and "model.int8.onnx" in manifest.files
     assert load_encoder("tiny", paths=paths, device="cpu").variant == "int8"
     assert not any(paths.models.glob(".export-int8-*"))
 
 
+def test_8_bit_evidence_is_not_used_where_the_cpu_saturates_it(tmp_path, monkeypatch):
+    """Evidence measured with 8-bit weights on a VNNI CPU says nothing of a CPU that adds
+    pairs of products in 16 bits: nothing is built there, and the manifest says why."""
+    from engine.encoders import int8_kernels
+
+    monkeypatch.setattr(int8_kernels, "pair_sums_saturate", lambda: True)
+    paths, weights = _evidence_home(tmp_path, monkeypatch, {"l007": 11.0}, "rowwise")
+    defaults.add_int8_by_evidence("tiny", weights, paths)
+    info = get_manifest("tiny", paths).variants["int8"]
+    assert info["file"] is None and info["gate"] == "not used on this CPU"
+    assert info["reason"].startswith("rowwise: passed, but not built: this CPU's int8 kernels saturate")
+    assert not (paths.models / "tiny" / "model.int8.onnx").exists()
+    assert load_encoder("tiny", paths=paths, device="cpu").variant == "fp32"
+
+
 def test_int8_evidence_needs_the_exact_weights_and_a_faithful_rebuild(tmp_path, monkeypatch):
     import trainer.serving.quantise
+    from engine.encoders import int8_kernels
     from trainer.serving.int8_evidence import apply_int8_decision, int8_decision
 
-    paths, weights = _evidence_home(tmp_path, monkeypatch, {})
+    paths, weights = _evidence_home(tmp_path, monkeypatch, {}, trainer.serving.quantise.usable_here()[0])
     monkeypatch.setattr(trainer.serving.quantise, "INT8_MIN_MEAN_COSINE", 1.01)  # rebuilt file differs
     defaults.add_int8_by_evidence("tiny", weights, paths)
     info = get_manifest("tiny", paths).variants["int8"]
     assert info["file"] is None and "differs from the measured file" in info["reason"]
     assert not (paths.models / "tiny" / "model.int8.onnx").exists()
+    monkeypatch.setattr(int8_kernels, "pair_sums_saturate", lambda: False)  # a static scheme is 8-bit
     static = int8_decision("tiny", "x", {"models": {"tiny": [
         {"scheme": "static-qdq-pc", "weights_sha256": "x", "gate": "passed", "reason": "ok"}]}})
     manifest = apply_int8_decision(paths.models / "tiny", get_manifest("tiny", paths), static)

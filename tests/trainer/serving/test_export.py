@@ -9,7 +9,7 @@ from engine.config import DataPaths
 from engine.errors import ModelError
 from engine.models import get_manifest, list_models, load_encoder
 from tiny_models import make_tiny_bert, register_tiny_model
-from trainer.serving.quantise import DEFAULT_SCHEMES
+from trainer.serving.quantise import usable_here
 
 TEXTS = ["the cat sat on the mat.", "hello world", "der hund ist rot", "green tree " * 20, "a"]
 
@@ -188,7 +188,7 @@ def test_int8_gate_runs_end_to_end_and_records_its_verdict(paths, tmp_path, monk
     info = refused.variants["int8"]
     assert info["file"] is None and info["gate"] == "refused"
     assert "points Tatoeba error (gate: <= -1 per language)" in info["reason"]
-    assert "except FFN output" in info["reason"] and len(info["attempts"]) == len(DEFAULT_SCHEMES)
+    assert "except FFN output" in info["reason"] and len(info["attempts"]) == len(usable_here())
     assert "model.int8.onnx" not in refused.files
     with pytest.raises(ModelError, match="no int8 variant: .*Tatoeba error"):
         load_encoder("refused", paths=paths, variant="int8")
@@ -197,7 +197,7 @@ def test_int8_gate_runs_end_to_end_and_records_its_verdict(paths, tmp_path, monk
         monkeypatch.setattr(gate, name, 1000.0)  # everything passes
     passed = register_tiny_model(paths, "passed", variants=("int8",), tatoeba_dir=data)
     info = passed.variants["int8"]
-    assert info["gate"] == "passed" and info["scheme"] == DEFAULT_SCHEMES[0]
+    assert info["gate"] == "passed" and info["scheme"] == usable_here()[0]
     assert info["file"] in passed.files
     # two languages are not the full evidence CPU serving asks for
     assert load_encoder("passed", paths=paths, device="cpu").variant == "fp32"
@@ -213,8 +213,10 @@ def test_a_scheme_that_hurts_one_language_is_refused_and_the_next_one_is_tried(p
     Each pair is one sentence twice, so fp32 (and any faithful int8) finds every one."""
     import trainer.serving.int8_gate as gate
     import trainer.serving.quantise as quantise
-    from trainer.serving.quantise import DEFAULT_SCHEMES
 
+    # two schemes with 7-bit weights: int8 kernels add them exactly on every CPU
+    schemes = ("rowwise-w7", "dynamic-pc-rr")
+    monkeypatch.setattr(quantise, "DEFAULT_SCHEMES", schemes)
     data = _fake_gate_data(tmp_path / "data")
     for path in data.tatoeba_dir.glob("*.eng"):  # each pair: the same sentence on both sides
         path.write_text(path.with_suffix("." + path.name.split(".")[1].split("-")[0]).read_text())
@@ -227,7 +229,7 @@ def test_a_scheme_that_hurts_one_language_is_refused_and_the_next_one_is_tried(p
 
     def measure_hurting_french(manifest, folder, filename, gate_data):
         quality, vectors = measure(manifest, folder, filename, gate_data)
-        if filename == quantise.INT8_FILE and built[-1] == DEFAULT_SCHEMES[0]:
+        if filename == quantise.INT8_FILE and built[-1] == schemes[0]:
             other, english = vectors["fra"]  # each French sentence now lies on the next one's English
             vectors = vectors | {"fra": (np.roll(english, 1, axis=0), english)}
             quality = gate.Quality(gate.tatoeba_errors(vectors), quality.sts_b)
@@ -236,11 +238,11 @@ def test_a_scheme_that_hurts_one_language_is_refused_and_the_next_one_is_tried(p
     monkeypatch.setattr(quantise, "build_int8", build_recording)
     monkeypatch.setattr(quantise, "_measure", measure_hurting_french)
     info = register_tiny_model(paths, "gated", variants=("int8",), tatoeba_dir=data).variants["int8"]
-    assert built[:2] == list(DEFAULT_SCHEMES[:2])
-    assert info["gate"] == "passed" and info["scheme"] == DEFAULT_SCHEMES[1], info.get("reason")
+    assert built[:2] == list(schemes[:2])
+    assert info["gate"] == "passed" and info["scheme"] == schemes[1], info.get("reason")
     assert info["tatoeba"]["fp32"] == {"deu": 0.0, "fra": 0.0} == info["tatoeba"]["int8"]
     (refused,) = info["refused_before"]
-    assert refused == {"scheme": DEFAULT_SCHEMES[0],
+    assert refused == {"scheme": schemes[0],
                        "reason": "fra +100.00 points Tatoeba error (gate: <= 2 per language)"}
 
 

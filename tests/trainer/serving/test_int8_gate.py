@@ -98,11 +98,28 @@ def test_decision_builds_only_a_scheme_that_passed_for_these_weights():
     assert unknown["gate"] == "not run" and "no int8 gate evidence" in unknown["reason"]
 
 
-def test_decision_prefers_the_fastest_scheme_that_passed():
+def test_decision_prefers_the_fastest_scheme_that_passed(monkeypatch):
+    from engine.encoders import int8_kernels
+
+    monkeypatch.setattr(int8_kernels, "pair_sums_saturate", lambda: False)
     slow = {"scheme": "dynamic-pc-ffn-out-fp32", "gate": PASSED, "reason": "fine"}
     fast = {"scheme": "rowwise", "gate": PASSED, "reason": "fine"}
     assert DEFAULT_SCHEMES.index("rowwise") < DEFAULT_SCHEMES.index(slow["scheme"])
     assert int8_decision("m", "abc", _evidence(slow, fast)).scheme == "rowwise"
+
+
+def test_decision_takes_7_bit_weights_where_8_bit_ones_saturate(monkeypatch):
+    from engine.encoders import int8_kernels
+
+    eight_bit = {"scheme": "rowwise", "gate": PASSED, "reason": "fine"}
+    seven_bit = {"scheme": "rowwise-w7", "gate": PASSED, "reason": "fine too"}
+    monkeypatch.setattr(int8_kernels, "pair_sums_saturate", lambda: False)
+    assert int8_decision("m", "abc", _evidence(seven_bit, eight_bit)).scheme == "rowwise"
+    monkeypatch.setattr(int8_kernels, "pair_sums_saturate", lambda: True)
+    assert int8_decision("m", "abc", _evidence(seven_bit, eight_bit)).scheme == "rowwise-w7"
+    alone = int8_decision("m", "abc", _evidence(eight_bit))
+    assert alone.scheme is None and alone.record["gate"] == "not used on this CPU"
+    assert "(x86-64 without VNNI)" in alone.record["reason"]
 
 
 def test_unreadable_evidence_file_names_it(tmp_path):

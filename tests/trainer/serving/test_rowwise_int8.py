@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.encoders.int8_kernels import (FULL_WEIGHT_LEVELS, SAFE_WEIGHT_LEVELS, pair_sums_saturate,
+                                          weight_levels_for_this_cpu)
 from trainer.serving.rowwise_int8 import LEVELS, ZERO_POINT, dequantised_matmuls, rowwise_int8
 
 K, M = 64, 48
@@ -33,13 +35,13 @@ def _run(model, x: np.ndarray) -> np.ndarray:
     return session.run(None, {"x": x})[0]
 
 
-def _reference(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+def _reference(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, weight_levels: int) -> np.ndarray:
     """The module docstring's arithmetic in numpy: codes per row and per column, int product."""
     rows = x.reshape(-1, K)
     row_scale = np.maximum(np.abs(rows).max(1), 1e-8) / LEVELS
     codes = np.clip(np.rint(rows / row_scale[:, None]), -LEVELS, LEVELS)
-    column_scale = np.abs(weight).max(0) / LEVELS
-    weight_codes = np.clip(np.rint(weight / column_scale), -LEVELS, LEVELS)
+    column_scale = np.abs(weight).max(0) / weight_levels
+    weight_codes = np.clip(np.rint(weight / column_scale), -weight_levels, weight_levels)
     y = (codes @ weight_codes) * row_scale[:, None] * column_scale + bias
     return y.reshape(*x.shape[:-1], M)
 
@@ -51,13 +53,29 @@ def layer():
             rng.standard_normal(M).astype(np.float32), rng.standard_normal((3, 7, K)).astype(np.float32))
 
 
-def test_the_graph_computes_per_row_codes_times_per_column_codes(layer):
+@pytest.mark.parametrize("weight_levels", [SAFE_WEIGHT_LEVELS, FULL_WEIGHT_LEVELS])
+def test_the_graph_computes_per_row_codes_times_per_column_codes(layer, weight_levels):
+    if weight_levels > weight_levels_for_this_cpu():
+        pytest.skip("this CPU's int8 kernels saturate 8-bit weights (see the next test)")
     weight, bias, x = layer
-    model = rowwise_int8(_matmul_graph(weight, bias))
+    model = rowwise_int8(_matmul_graph(weight, bias), weight_levels=weight_levels)
     ops = [n.op_type for n in model.graph.node]
     assert "MatMul" not in ops and ops.count("MatMulIntegerToFloat") == 1
-    np.testing.assert_allclose(_run(model, x), _reference(x, weight, bias), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(_run(model, x), _reference(x, weight, bias, weight_levels),
+                               rtol=1e-4, atol=1e-4)
     assert ZERO_POINT == 128  # codes are uint8 around 128: ORT's u8 x s8 kernels
+
+
+def test_the_kernel_probe_tells_where_8_bit_weights_go_wrong(layer):
+    """engine.encoders.int8_kernels' one-product probe agrees with a whole layer: on a CPU
+    it says saturates, the 8-bit graph misses the exact integer arithmetic; elsewhere it
+    matches it. 7-bit weights match it everywhere."""
+    weight, bias, x = layer
+    full = _run(rowwise_int8(_matmul_graph(weight, bias), weight_levels=FULL_WEIGHT_LEVELS), x)
+    exact = _reference(x, weight, bias, FULL_WEIGHT_LEVELS)
+    assert np.allclose(full, exact, rtol=1e-4, atol=1e-3) == (not pair_sums_saturate())
+    safe = _run(rowwise_int8(_matmul_graph(weight, bias), weight_levels=SAFE_WEIGHT_LEVELS), x)
+    np.testing.assert_allclose(safe, _reference(x, weight, bias, SAFE_WEIGHT_LEVELS), rtol=1e-4, atol=1e-3)
 
 
 def test_an_outlier_token_does_not_cost_the_other_tokens_their_precision(layer):
@@ -68,7 +86,7 @@ def test_an_outlier_token_does_not_cost_the_other_tokens_their_precision(layer):
     weight, bias, x = layer
     x[:, 0] *= 30
     exact = x @ weight + bias
-    rowwise = _run(rowwise_int8(_matmul_graph(weight, bias)), x)
+    rowwise = _run(rowwise_int8(_matmul_graph(weight, bias), weight_levels=weight_levels_for_this_cpu()), x)
     import os
     import tempfile
 
