@@ -9,19 +9,48 @@ import pytest
 
 # Qt must never try to open a real display in tests.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# Two cores here: keep BLAS/ORT from oversubscribing when tests run beside each other.
-os.environ.setdefault("OMP_NUM_THREADS", "2")
+# At most two threads for BLAS/ORT/torch, fewer when pytest-xdist's workers share the
+# cores (`make test`), so that workers do not oversubscribe them.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+os.environ.setdefault("OMP_NUM_THREADS", str(max(1, min(2, (os.cpu_count() or 2) // _WORKERS))))
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("BABELFIND_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 SAMPLE_DIR = REPO_ROOT / "resources" / "sample"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     skip_data = pytest.mark.skip(reason=f"shared data folder not found at {SHARED_DATA}")
     for item in items:
         if "data" in item.keywords and not SHARED_DATA.is_dir():
             item.add_marker(skip_data)
+        item.add_marker(pytest.mark.xdist_group(_worker_group(Path(item.path))))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Tests feed commands file names that are not UTF-8, so captured output and failure
+    text can hold lone surrogates, which cannot cross from a pytest-xdist worker to the
+    controller (it stops the whole run): they are written as escapes instead."""
+    report = (yield).get_result()
+    report.sections = [(title, _escaped(text)) for title, text in report.sections]
+    if report.longrepr is not None:
+        text = str(report.longrepr)
+        if _escaped(text) != text:  # otherwise the structured failure stays as it is
+            report.longrepr = _escaped(text)
+
+
+def _escaped(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _worker_group(path: Path) -> str:
+    """Under `pytest --dist loadgroup` the tests of one group run on one worker: each test
+    file (its module fixtures are made once), and tests/installers as one (its tests build
+    in the checkout's build/ and dist/, which two workers must not do at once)."""
+    relative = path.relative_to(REPO_ROOT)
+    return "tests/installers" if relative.parts[:2] == ("tests", "installers") else relative.as_posix()
 
 
 @pytest.fixture(autouse=True)

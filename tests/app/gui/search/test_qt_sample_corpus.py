@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from gui_helpers import drop_and_wait, type_query
+from gui_helpers import JOB_TIMEOUT_MS, drop_and_wait, type_query
 from PySide6.QtCore import QSettings, Qt
 
 from app.gui.search.qt_about import QtAboutDialog
@@ -77,13 +77,13 @@ def test_switching_model_reencodes_in_the_background_while_search_keeps_working(
         lambda _job: window.jobs.worker().yielded.connect(hold_first_event, Qt.ConnectionType.DirectConnection)
     )
     window.switch_model("all-minilm-l6-v2")
-    qtbot.waitUntil(paused.is_set, timeout=120_000)
+    qtbot.waitUntil(paused.is_set, timeout=JOB_TIMEOUT_MS)
     # the re-encoding job is part way; the window searches the old index meanwhile
     type_query(qtbot, window, "bathing in volcanic hot springs in Japan")
     # the relevance floor keeps only the documents that really match, the topic's first
     answered_during = (window.library.status().model, Path(window.results_model.hits()[0].path).name)
     resume.set()
-    qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=300_000)
+    qtbot.waitUntil(lambda: not window.jobs.busy(), timeout=JOB_TIMEOUT_MS)
     assert answered_during == (old_model, "onsen_ja.md")
     assert window.library.status().model == "all-minilm-l6-v2"
     assert window.last_error is None
@@ -99,7 +99,7 @@ def test_the_welcome_pages_sample_button_ends_on_an_answer_in_another_language(q
 
     assert window.empty_state.page() == "welcome"
     window.empty_state.sample_button.click()
-    qtbot.waitUntil(lambda: not window.jobs.busy() and window.results_model.query() == SAMPLE_QUERY, timeout=300_000)
+    qtbot.waitUntil(lambda: not window.jobs.busy() and window.results_model.query() == SAMPLE_QUERY, timeout=JOB_TIMEOUT_MS)
     assert window.library.status().documents == 9
     assert Path(window.results.current_hit().path).name == sample_queries()[SAMPLE_QUERY]
     assert window.results.current_hit().language != "en"
