@@ -50,6 +50,7 @@ from engine.atomic import atomic_file
 from engine.repairs import move_aside, repaired
 from engine.errors import InputError
 from engine.index.language_means import query_like_sentences
+from engine.index.reference_encodings import encode_reference
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def reference_texts() -> list[str]:
 
 def reference_vectors(encoder: QueryEncoder) -> tuple[np.ndarray, list[str]]:
     """The reference sentences encoded as queries, float32 [R, dim], and their languages [R]."""
-    vectors = encoder.encode(reference_texts(), kind="query")
+    vectors = encode_reference(encoder, reference_texts(), "query")
     return np.ascontiguousarray(vectors, np.float32), [language for language, _ in reference_entries()]
 
 

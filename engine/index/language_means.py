@@ -43,6 +43,7 @@ import numpy as np
 from engine.atomic import atomic_file
 from engine.encoders.base import l2_normalise
 from engine.errors import InputError
+from engine.index.reference_encodings import encode_reference
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ class LanguageMeans:
                         for lang in languages], axis=0).astype(np.float32)
 
     def _mean_of(self, encoder: TextEncoder, sentences: Sequence[str], kind: Kind) -> np.ndarray:
-        vectors = np.asarray(encoder.encode(list(sentences), kind=kind), np.float32)
+        vectors = encode_reference(encoder, sentences, kind)
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
             raise InputError(f"the encoder gave {vectors.shape} vectors for a {self.dim}-d generation")
         return vectors.mean(axis=0)
