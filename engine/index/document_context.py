@@ -35,6 +35,7 @@ import numpy as np
 
 from engine.atomic import atomic_file
 from engine.errors import InputError
+from engine.index.sorted_changes import merge_changes
 from engine.repairs import move_aside, repaired
 
 log = logging.getLogger(__name__)
@@ -131,13 +132,8 @@ class DocumentContext:
         """Merges recent changes into the sorted arrays; the caller holds the lock."""
         if not self._recent:
             return
-        changed = np.fromiter(self._recent.keys(), np.int64, len(self._recent))
-        added = [(pid, doc) for pid, doc in self._recent.items() if doc is not None]
-        keep = ~np.isin(self._passages, changed)
-        ids = np.concatenate([self._passages[keep], np.array([p for p, _ in added], np.int64)])
-        owners = np.concatenate([self._owners[keep], np.array([d for _, d in added], np.int64)])
-        order = np.argsort(ids, kind="stable")
-        self._passages, self._owners, self._recent = ids[order], owners[order], {}
+        self._passages, self._owners = merge_changes(self._passages, self._owners, self._recent)
+        self._recent = {}
 
     # ---- search ---------------------------------------------------------------------
 

@@ -51,6 +51,7 @@ from engine.repairs import move_aside, repaired
 from engine.errors import InputError
 from engine.index.language_means import query_like_sentences
 from engine.index.reference_encodings import encode_reference
+from engine.index.sorted_changes import merge_changes
 
 log = logging.getLogger(__name__)
 
@@ -242,15 +243,8 @@ class HubnessPenalties:
         """Merges recent changes into the sorted base arrays; the caller holds the lock."""
         if not self._recent:
             return
-        changed = np.fromiter(self._recent.keys(), np.int64, len(self._recent))
-        added = [(pid, v) for pid, v in self._recent.items() if v is not None]
-        keep = ~np.isin(self._ids, changed)
-        new_ids = np.array([pid for pid, _ in added], np.int64)
-        new_values = np.array([v for _, v in added], np.float32).reshape(len(added), len(self.languages))
-        ids = np.concatenate([self._ids[keep], new_ids])
-        values = np.concatenate([self._values[keep], new_values])
-        order = np.argsort(ids, kind="stable")
-        self._ids, self._values, self._recent = ids[order], values[order], {}
+        self._ids, self._values = merge_changes(self._ids, self._values, self._recent)
+        self._recent = {}
 
     # ---- search ---------------------------------------------------------------------
 
