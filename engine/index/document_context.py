@@ -35,7 +35,7 @@ import numpy as np
 
 from engine.atomic import atomic_file
 from engine.errors import InputError
-from engine.index.sorted_changes import merge_changes
+from engine.index.sorted_changes import merge_changes, worth_merging
 from engine.repairs import move_aside, repaired
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ class DocumentContext:
 
     def _changed(self) -> None:
         self._centroids = None
-        if len(self._recent) > max(4096, len(self._passages) // 8):
+        if worth_merging(self._recent, len(self._passages)):
             self._fold()
 
     def _fold(self) -> None:

@@ -51,7 +51,7 @@ from engine.repairs import move_aside, repaired
 from engine.errors import InputError
 from engine.index.language_means import query_like_sentences
 from engine.index.reference_encodings import encode_reference
-from engine.index.sorted_changes import merge_changes
+from engine.index.sorted_changes import merge_changes, worth_merging
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +236,7 @@ class HubnessPenalties:
             return self._ids.copy()
 
     def _fold_if_large(self) -> None:
-        if len(self._recent) > max(4096, len(self._ids) // 8):
+        if worth_merging(self._recent, len(self._ids)):
             self._fold()
 
     def _fold(self) -> None:

@@ -15,6 +15,12 @@ from collections.abc import Mapping
 import numpy as np
 
 
+def worth_merging(recent: Mapping[int, object], held: int) -> bool:
+    """Whether the recent changes are many enough to merge now: 4,096, or an eighth of the
+    ids held, so a lookup's pass over the dict stays small beside the arrays' search."""
+    return len(recent) > max(4096, held // 8)
+
+
 def merge_changes(ids: np.ndarray, values: np.ndarray, recent: Mapping[int, object]) -> tuple[np.ndarray, np.ndarray]:
     """(ids, values) sorted by id, with every passage in `recent` dropped from the base and
     those whose value is not None added with it. `values` has one row per id, of any shape."""
