@@ -20,10 +20,10 @@ demo: $(VENV)/.installed-app
 	$(BIN)/babelfind search "how do bees make honey"
 
 # The tests run on every core (at most four workers: each holds its own models and Qt),
-# a test file at a time (tests/conftest.py: the groups).
+# a test file at a time (its module fixtures are made once).
 test: $(VENV)/.installed
 	$(BIN)/lint-imports
-	BABELFIND_LOCKED_INSTALL=$(LOCK) $(BIN)/python -m pytest -n auto --maxprocesses=4 --dist loadgroup
+	BABELFIND_LOCKED_INSTALL=$(LOCK) $(BIN)/python -m pytest -n auto --maxprocesses=4 --dist loadfile
 
 # What the app needs to run: the window, the command line and the training wizard (the
 # `train` extra: torch's CPU build, transformers, triton); no test tools.

@@ -71,7 +71,8 @@ def venv_python(venv: Path) -> Path:
 def make_venv(venv: Path, pip_version: str | None) -> Path:
     """The build venv with the project (reinstalled each time: the code changes) and the lock."""
     python = venv_python(venv)
-    if not python.exists():
+    if not _has_pip(python):  # never made, or cut short before ensurepip finished
+        shutil.rmtree(venv, ignore_errors=True)
         _run([sys.executable, "-m", "venv", str(venv)])
         if pip_version:
             _pip(python, f"pip=={pip_version}")
@@ -174,6 +175,11 @@ def _patched(path: Path) -> bool:
 
 def _readelf(path: Path, flag: str) -> str:
     return subprocess.run(["readelf", flag, str(path)], capture_output=True, text=True).stdout
+
+
+def _has_pip(python: Path) -> bool:
+    return python.exists() and subprocess.run([str(python), "-m", "pip", "--version"],
+                                              capture_output=True).returncode == 0
 
 
 def _pip(python: Path, *args: str) -> None:

@@ -19,13 +19,11 @@ SHARED_DATA = Path(os.environ.get("BABELFIND_SHARED_DATA", REPO_ROOT.parent / "s
 SAMPLE_DIR = REPO_ROOT / "resources" / "sample"
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     skip_data = pytest.mark.skip(reason=f"shared data folder not found at {SHARED_DATA}")
     for item in items:
         if "data" in item.keywords and not SHARED_DATA.is_dir():
             item.add_marker(skip_data)
-        item.add_marker(pytest.mark.xdist_group(_worker_group(Path(item.path))))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -43,14 +41,6 @@ def pytest_runtest_makereport(item, call):
 
 def _escaped(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _worker_group(path: Path) -> str:
-    """Under `pytest --dist loadgroup` the tests of one group run on one worker: each test
-    file (its module fixtures are made once), and tests/installers as one (its tests build
-    in the checkout's build/ and dist/, which two workers must not do at once)."""
-    relative = path.relative_to(REPO_ROOT)
-    return "tests/installers" if relative.parts[:2] == ("tests", "installers") else relative.as_posix()
 
 
 @pytest.fixture(autouse=True)

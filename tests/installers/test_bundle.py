@@ -43,11 +43,12 @@ def bundle_is_fresh() -> bool:
 
 
 @pytest.fixture(scope="module")
-def bundle() -> Path:
+def bundle(checkout_build_lock) -> Path:
     """dist/babelfind, built now unless a fresh one is there."""
-    if not bundle_is_fresh():
-        subprocess.run([sys.executable, str(REPO_ROOT / "installers" / "build_bundle.py")],
-                       check=True, timeout=3600, cwd=REPO_ROOT)
+    with checkout_build_lock:
+        if not bundle_is_fresh():
+            subprocess.run([sys.executable, str(REPO_ROOT / "installers" / "build_bundle.py")],
+                           check=True, timeout=3600, cwd=REPO_ROOT)
     return BUNDLE
 
 

@@ -72,13 +72,14 @@ def test_resources_come_from_the_checkout_here(monkeypatch, tmp_path):
     assert resources_dir() == tmp_path
 
 
-def test_a_wheel_carries_the_resources(tmp_path):
+def test_a_wheel_carries_the_resources(tmp_path, checkout_build_lock):
     """pip install (not editable) has no checkout beside the code: the wheel must carry them."""
     import subprocess
     import zipfile
 
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "--quiet", str(INSTALLERS.parent), "-w", str(tmp_path)], check=True, timeout=600)
+    with checkout_build_lock:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                        "--quiet", str(INSTALLERS.parent), "-w", str(tmp_path)], check=True, timeout=600)
     (wheel,) = tmp_path.glob("babelfind-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     data = [n.split(".data/data/", 1)[1] for n in names if ".data/data/" in n]

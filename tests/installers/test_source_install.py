@@ -24,14 +24,15 @@ def venv_bin(venv: Path, name: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def plain_install(tmp_path_factory) -> Path:
+def plain_install(tmp_path_factory, checkout_build_lock) -> Path:
     """A venv holding babelfind with no extras, at the locked versions; returns the venv."""
     venv = tmp_path_factory.mktemp("plain") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    done = subprocess.run(
-        [str(venv_bin(venv, "python")), "-m", "pip", "install", "--quiet",
-         "-c", str(REPO_ROOT / "requirements.lock"), str(REPO_ROOT)],
-        capture_output=True, text=True, timeout=1800, env=_clean_env())
+    with checkout_build_lock:
+        done = subprocess.run(
+            [str(venv_bin(venv, "python")), "-m", "pip", "install", "--quiet",
+             "-c", str(REPO_ROOT / "requirements.lock"), str(REPO_ROOT)],
+            capture_output=True, text=True, timeout=1800, env=_clean_env())
     assert done.returncode == 0, done.stderr[-4000:]
     return venv
 
