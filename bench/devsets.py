@@ -212,6 +212,12 @@ BUILDERS = {"mixed": build_mixed, "invoices": write_invoices, "stsb": build_stsb
             "english-doc": build_english_doc, "manual5": build_manual5}
 
 
+def _written(docs: Path, document: str) -> bool:
+    """A document of the set is a file, or the file inside a compressed one ("a.pdf.gz/a.pdf")."""
+    path = docs / document
+    return path.is_file() or (path.parent.suffix == ".gz" and path.parent.is_file())
+
+
 def build(name: str, out: Path = OUT) -> Path:
     """Builds one dev set into out/name (replacing it); returns the folder."""
     folder = out / name
@@ -220,7 +226,7 @@ def build(name: str, out: Path = OUT) -> Path:
     queries = [q if isinstance(q, dict) else {"query": q[0], "expected": q[1]} for q in BUILDERS[name](folder)]
     for query in queries:
         for expected in query.get("acceptable", [query["expected"]]):
-            if not (folder / "docs" / expected).is_file():
+            if not _written(folder / "docs", expected):
                 raise SystemExit(f"{name}: expected document {expected} was not written")
     (folder / "queries.json").write_text(json.dumps(queries, ensure_ascii=False, indent=1), encoding="utf-8")
     unanswerable = no_answer_questions(name)

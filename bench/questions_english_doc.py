@@ -4,9 +4,12 @@ Each entry is (question, answering document, other documents that answer it as w
 Questions use the words a person would type, not the document's terms ("a variable
 number of arguments", not "ffi_prep_cif_var"). Where several files answer (a quick start
 and the full manual, two HTML pages of one example), every one is listed and any counts.
-Compressed files (.gz) are in the folder as they are on disk but are not indexed, so
-none is an answer. The comment says where the answer is. Written and checked (by reading
-the files, with grep) before any search ran on the set.
+Compressed files (.gz) are in the folder as they are on disk. When the set was written
+they were not indexed; since Babelfind reads them (a file inside is named
+`NAME.gz/NAME`), the compressed copies of an answering manual (bzip2's manual.pdf.gz,
+fontconfig's user guide as .pdf.gz and .txt.gz: the same text as the HTML listed) count
+as well. The comment says where the answer is. Written and checked (by reading the
+files, with grep) before any search ran on the set.
 """
 
 D = "doc/"
@@ -37,12 +40,14 @@ ENGLISH_DOC_QUESTIONS = [
     # bc.html: arbitrary precision calculator, the scale variable sets digits after the point
     ("do calculations with fifty digits after the decimal point in the terminal", D + "bc/bc.html"),
     # bzip2 manual.html 2.6 "Recovering data from damaged files" (bzip2recover)
-    ("get my data back from a corrupted compressed archive", D + "bzip2/manual.html"),
+    ("get my data back from a corrupted compressed archive", D + "bzip2/manual.html",
+     D + "bzip2/manual.pdf.gz/manual.pdf"),
     # fontconfig-user.html: fonts.conf, /etc/fonts/conf.d, properties such as antialias, hinting;
     # fontconfig README.Debian: "antialiasing, autohinting and sub-pixel rendering. You can
     # configure it through ... dpkg-reconfigure fontconfig-config"
     ("configure which fonts programs use and turn off font smoothing",
-     D + "fontconfig/fontconfig-user.html", D + "fontconfig/README.Debian"),
+     D + "fontconfig/fontconfig-user.html", D + "fontconfig/README.Debian",
+     D + "fontconfig/fontconfig-user.pdf.gz/fontconfig-user.pdf", D + "fontconfig/fontconfig-user.txt.gz/fontconfig-user.txt"),
     # base-passwd users-and-groups.html: "Group adm is used for system monitoring tasks.
     # Members of this group can read many log files in /var/log"
     ("which group lets a user read the system log files", D + "base-passwd/users-and-groups.html"),
