@@ -1,0 +1,132 @@
+"""Probes of ranking changes that are not in the product, through the real search of
+bench_search's dev-set homes (fused, the default space): each swaps one function for the
+run and reports top-1 / MRR@10 per setting, and the queries whose rank moved
+(docs/benchmarks.md, "Large documents" and "Pseudo-relevance feedback").
+
+    BABELFIND_TEST_MODELS=<models> python bench/probe_ranking.py \
+        --devsets english-doc xling manual5 mixed invoices --form sqrtlog --values 0 0.008 0.016
+    BABELFIND_TEST_MODELS=<models> python bench/probe_ranking.py --form feedback --values 0 5:0.25 10:0.5
+
+Long documents. A document is ranked by its best passage, and the best of n passages that
+have nothing to do with a question still rises with n (the largest of n normal draws
+grows as sqrt(2 ln n)): a changelog of 10,657 one-line entries has a line near most
+questions. These forms change `DocumentContext.scores` (passage cosine with its
+document's centroid mixed in) for a passage of a document of n passages, at each value g:
+
+  sqrtlog  score - g * sqrt(2 ln n)                       (g in cosine units)
+  disp     score - g * sqrt(2 ln n) * (1 - rho)            rho = |sum of D's vectors| / n
+  ctxw     the centroid's weight grows with n: w = 0.2 + (g - 0.2) * min(1, ln n / ln 1000)
+
+Pseudo-relevance feedback (`feedback`, values m:alpha): the query vector (in the space
+FAISS holds) moves toward the mean of its m best passages by corrected dense score among
+FAISS's 100 nearest, q' = q + alpha * mean, re-normalised, and the search runs with q'.
+
+The value 0 is the default search, always run first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_search  # noqa: E402  (puts the checkout on sys.path)
+
+import engine.library  # noqa: E402
+from engine.index import document_context  # noqa: E402
+from engine.search import dense_candidates  # noqa: E402
+
+DEFAULT_WEIGHT = document_context.DocumentContextConfig().weight
+_default_scores = document_context.DocumentContext.scores
+_default_run_search = engine.library.run_search
+_handicap = {"form": "sqrtlog", "g": 0.0}
+_feedback = {"m": 0, "alpha": 0.0}
+FEEDBACK_POOL = 100
+
+
+def _sizes(context, ids) -> tuple[np.ndarray, np.ndarray]:
+    """(passages in each passage's document, that document's centroid norm rho), float64 [n]."""
+    documents = context.documents_of(ids).tolist()
+    with context._lock:
+        counts = np.array([context._counts.get(d, 1) for d in documents], np.float64)
+        rho = np.array([np.linalg.norm(context._sums[d]) / context._counts[d] if d in context._sums else 1.0
+                        for d in documents], np.float64)
+    return counts, rho
+
+
+def _handicapped_scores(self, ids, query, cosines):
+    form, g = _handicap["form"], _handicap["g"]
+    if g == 0.0:
+        return _default_scores(self, ids, query, cosines)
+    counts, rho = _sizes(self, ids)
+    spread = np.sqrt(2 * np.log(np.maximum(counts, 1)))
+    if form == "ctxw":
+        cosines = np.asarray(cosines, np.float32).ravel()
+        weight = DEFAULT_WEIGHT + (g - DEFAULT_WEIGHT) * np.minimum(1.0, np.log(counts) / np.log(1000.0))
+        return ((1 - weight) * cosines + weight * self.similarity(ids, query, cosines)).astype(np.float32)
+    scores = _default_scores(self, ids, query, cosines)
+    handicap = g * spread * ((1 - rho) if form == "disp" else 1.0)
+    return (scores - handicap).astype(np.float32)
+
+
+def _run_search_with_feedback(indexes, parsed, vector, k, mode, config, **kwargs):
+    m, alpha = _feedback["m"], _feedback["alpha"]
+    if vector is not None and m and alpha:
+        live = indexes.live
+        ids, cosines = dense_candidates(live, vector, FEEDBACK_POOL)
+        scores = live.dense_scores(ids, cosines, vector, kwargs.get("language"))
+        _, vectors = live.vectors(ids[np.argsort(-scores)[:m]])
+        moved = vector + alpha * vectors.mean(axis=0)
+        vector = (moved / np.linalg.norm(moved)).astype(np.float32)
+    return _default_run_search(indexes, parsed, vector, k, mode, config, **kwargs)
+
+
+def _set(form: str, value: str) -> None:
+    """Puts the probe at one setting: a float g, or m:alpha for feedback ("0": the default)."""
+    if form == "feedback":
+        m, _, alpha = value.partition(":")
+        _feedback.update(m=int(m), alpha=float(alpha or 0))
+    else:
+        _handicap.update(form=form, g=float(value))
+
+
+def probe(devset: str, form: str, values: list[str]) -> None:
+    library, _ = bench_search.open_home(devset, "filtered", bench_search.DEFAULT_MODEL)
+    queries = bench_search.load_queries(devset)
+    readings, default = [], None
+    for value in values:
+        _set(form, value)
+        outcomes = bench_search.library_outcomes(library, queries, "fused")
+        found = [o["rank"] for o in outcomes]
+        summary = bench_search.summarise(found)
+        readings.append(f"{value}: {summary['top1']:.3f} / {summary['mrr10']:.3f}")
+        if default is None:
+            default = found
+        moved = [(q["query"][:60], was, now) for q, was, now in zip(queries, default, found) if was != now]
+        if moved:
+            print(f"  {devset} {form} {value} moved (query, default rank, rank): {moved}", flush=True)
+    print(f"{devset} {form} | " + " | ".join(readings), flush=True)
+    library.close()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--devsets", nargs="+", default=["english-doc", "xling", "manual5", "mixed", "invoices"])
+    parser.add_argument("--form", choices=["sqrtlog", "disp", "ctxw", "feedback"], default="sqrtlog")
+    parser.add_argument("--values", nargs="+", default=["0", "0.008", "0.016"],
+                        help="g for the size forms, m:alpha for feedback")
+    args = parser.parse_args(argv)
+    if args.values[0] != "0":
+        args.values.insert(0, "0")  # the default search first: what the others are compared with
+    document_context.DocumentContext.scores = _handicapped_scores
+    engine.library.run_search = _run_search_with_feedback
+    for devset in args.devsets:
+        probe(devset, args.form, args.values)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
