@@ -113,3 +113,28 @@ def test_make_run_installs_the_app_without_the_test_tools():
     assert run.strip().splitlines()[-1].endswith("bin/babelfind-gui")
     test = commands("test")
     assert "-e '.[train]'" in test and "-e '.[test]'" in test and "-m pytest" in test
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX script stands in for the venv's python")
+def test_a_build_venv_without_pip_is_made_again(tmp_path, monkeypatch):
+    """A build killed while `python -m venv` ran leaves a python without pip: the next
+    build makes the venv again instead of failing on `python -m pip`."""
+    make_venv = runpy.run_path(str(INSTALLERS / "build_bundle.py"))["make_venv"]
+    venv = tmp_path / "bundle-venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\nexit 1\n")  # answers no module named pip
+    (venv / "bin" / "python").chmod(0o755)
+    (venv / "left-from-the-killed-build").touch()
+    commands = []
+
+    def run(command, **kwargs):
+        commands.append(command)
+        if command[1:3] == ["-m", "venv"]:  # a real venv, quickly: the torch check runs in it
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+
+    monkeypatch.setitem(make_venv.__globals__, "_run", run)
+    monkeypatch.setitem(make_venv.__globals__, "_pip", lambda python, *args: commands.append(["pip", *args]))
+    python = make_venv(venv, None)
+    assert commands[0] == [sys.executable, "-m", "venv", str(venv)]
+    assert not (venv / "left-from-the-killed-build").exists()
+    assert python == venv / "bin" / "python" and python.exists()
