@@ -17,6 +17,12 @@ document's centroid mixed in) for a passage of a document of n passages, at each
   disp     score - g * sqrt(2 ln n) * (1 - rho)            rho = |sum of D's vectors| / n
   ctxw     the centroid's weight grows with n: w = 0.2 + (g - 0.2) * min(1, ln n / ln 1000)
 
+Hubs of the library itself (`csls`, values k:beta): a passage near many passages of other
+documents (an overview chapter that names every topic) is near many questions too. As in
+CSLS (Conneau et al., 2018) and the margin of LASER's mining, r(p) = the mean cosine of p
+to its k nearest passages of other documents (every stored vector, exactly), and the
+score loses beta * (r(p) - median r).
+
 Pseudo-relevance feedback (`feedback`, values m:alpha): the query vector (in the space
 FAISS holds) moves toward the mean of its m best passages by corrected dense score among
 FAISS's 100 nearest, q' = q + alpha * mean, re-normalised, and the search runs with q'.
@@ -44,6 +50,7 @@ _default_scores = document_context.DocumentContext.scores
 _default_run_search = engine.library.run_search
 _handicap = {"form": "sqrtlog", "g": 0.0}
 _feedback = {"m": 0, "alpha": 0.0}
+_library_hubs = {"beta": 0.0, "ids": None, "r": None, "median": 0.0}
 FEEDBACK_POOL = 100
 
 
@@ -59,6 +66,8 @@ def _sizes(context, ids) -> tuple[np.ndarray, np.ndarray]:
 
 def _handicapped_scores(self, ids, query, cosines):
     form, g = _handicap["form"], _handicap["g"]
+    if _library_hubs["beta"]:
+        return _without_library_hubs(ids, _default_scores(self, ids, query, cosines))
     if g == 0.0:
         return _default_scores(self, ids, query, cosines)
     counts, rho = _sizes(self, ids)
@@ -70,6 +79,28 @@ def _handicapped_scores(self, ids, query, cosines):
     scores = _default_scores(self, ids, query, cosines)
     handicap = g * spread * ((1 - rho) if form == "disp" else 1.0)
     return (scores - handicap).astype(np.float32)
+
+
+def _without_library_hubs(ids, scores: np.ndarray) -> np.ndarray:
+    hubs = _library_hubs
+    flat = np.asarray(ids, np.int64).ravel()
+    at = np.clip(np.searchsorted(hubs["ids"], flat), 0, len(hubs["ids"]) - 1)
+    r = np.where(hubs["ids"][at] == flat, hubs["r"][at], hubs["median"])
+    return (scores - hubs["beta"] * (r - hubs["median"])).astype(np.float32)
+
+
+def _neighbour_means(library, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(passage ids sorted, r: each one's mean cosine to its k nearest passages of other documents)."""
+    ids, vectors, paths = bench_search.stored_passages(library)
+    owners = np.unique(paths, return_inverse=True)[1]
+    order = np.argsort(ids)
+    ids, vectors, owners = ids[order], vectors[order].astype(np.float32), owners[order]
+    r = np.empty(len(ids), np.float32)
+    for start in range(0, len(ids), 1024):
+        block = vectors[start:start + 1024] @ vectors.T
+        block[owners[start:start + 1024, None] == owners[None, :]] = -2.0
+        r[start:start + 1024] = np.partition(block, -k, axis=1)[:, -k:].mean(axis=1)
+    return ids, r
 
 
 def _run_search_with_feedback(indexes, parsed, vector, k, mode, config, **kwargs):
@@ -84,9 +115,16 @@ def _run_search_with_feedback(indexes, parsed, vector, k, mode, config, **kwargs
     return _default_run_search(indexes, parsed, vector, k, mode, config, **kwargs)
 
 
-def _set(form: str, value: str) -> None:
-    """Puts the probe at one setting: a float g, or m:alpha for feedback ("0": the default)."""
-    if form == "feedback":
+def _set(form: str, value: str, library) -> None:
+    """Puts the probe at one setting: a float g, m:alpha for feedback, k:beta for csls
+    ("0": the default)."""
+    if form == "csls":
+        k, _, beta = value.partition(":")
+        _library_hubs["beta"] = float(beta or 0)
+        if _library_hubs["beta"]:
+            _library_hubs["ids"], _library_hubs["r"] = _neighbour_means(library, int(k))
+            _library_hubs["median"] = float(np.median(_library_hubs["r"]))
+    elif form == "feedback":
         m, _, alpha = value.partition(":")
         _feedback.update(m=int(m), alpha=float(alpha or 0))
     else:
@@ -98,7 +136,7 @@ def probe(devset: str, form: str, values: list[str]) -> None:
     queries = bench_search.load_queries(devset)
     readings, default = [], None
     for value in values:
-        _set(form, value)
+        _set(form, value, library)
         outcomes = bench_search.library_outcomes(library, queries, "fused")
         found = [o["rank"] for o in outcomes]
         summary = bench_search.summarise(found)
@@ -115,9 +153,9 @@ def probe(devset: str, form: str, values: list[str]) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devsets", nargs="+", default=["english-doc", "xling", "manual5", "mixed", "invoices"])
-    parser.add_argument("--form", choices=["sqrtlog", "disp", "ctxw", "feedback"], default="sqrtlog")
+    parser.add_argument("--form", choices=["sqrtlog", "disp", "ctxw", "feedback", "csls"], default="sqrtlog")
     parser.add_argument("--values", nargs="+", default=["0", "0.008", "0.016"],
-                        help="g for the size forms, m:alpha for feedback")
+                        help="g for the size forms, m:alpha for feedback, k:beta for csls")
     args = parser.parse_args(argv)
     if args.values[0] != "0":
         args.values.insert(0, "0")  # the default search first: what the others are compared with
