@@ -46,47 +46,54 @@ from engine.index import document_context  # noqa: E402
 from engine.search import dense_candidates  # noqa: E402
 
 DEFAULT_WEIGHT = document_context.DocumentContextConfig().weight
+FEEDBACK_POOL = 100
 _default_scores = document_context.DocumentContext.scores
 _default_run_search = engine.library.run_search
-_handicap = {"form": "sqrtlog", "g": 0.0}
-_feedback = {"m": 0, "alpha": 0.0}
-_library_hubs = {"beta": 0.0, "ids": None, "r": None, "median": 0.0}
-FEEDBACK_POOL = 100
+# The probe's current setting (value "0": the default search).
+_setting = {"form": "sqrtlog", "g": 0.0, "m": 0, "alpha": 0.0, "beta": 0.0,
+            "hub_ids": None, "hub_r": None, "hub_median": 0.0}
 
 
-def _sizes(context, ids) -> tuple[np.ndarray, np.ndarray]:
-    """(passages in each passage's document, that document's centroid norm rho), float64 [n]."""
-    documents = context.documents_of(ids).tolist()
+def _counts(context, documents: list[int]) -> np.ndarray:
+    """Passages in each of `documents`, float64 [n] (1 for one not held)."""
     with context._lock:
-        counts = np.array([context._counts.get(d, 1) for d in documents], np.float64)
-        rho = np.array([np.linalg.norm(context._sums[d]) / context._counts[d] if d in context._sums else 1.0
-                        for d in documents], np.float64)
-    return counts, rho
+        return np.array([context._counts.get(d, 1) for d in documents], np.float64)
 
 
-def _handicapped_scores(self, ids, query, cosines):
-    form, g = _handicap["form"], _handicap["g"]
-    if _library_hubs["beta"]:
-        return _without_library_hubs(ids, _default_scores(self, ids, query, cosines))
+def _spreads(context, documents: list[int]) -> np.ndarray:
+    """1 - rho of each of `documents`, rho = |sum of its passage vectors| / passages."""
+    with context._lock:
+        return np.array([1.0 - np.linalg.norm(context._sums[d]) / context._counts[d] if d in context._sums else 0.0
+                         for d in documents], np.float64)
+
+
+def _size_handicapped_scores(self, ids, query, cosines):
+    """DocumentContext.scores for the forms sqrtlog, disp and ctxw."""
+    form, g = _setting["form"], _setting["g"]
     if g == 0.0:
         return _default_scores(self, ids, query, cosines)
-    counts, rho = _sizes(self, ids)
-    spread = np.sqrt(2 * np.log(np.maximum(counts, 1)))
+    documents = self.documents_of(ids).tolist()
+    counts = _counts(self, documents)
     if form == "ctxw":
         cosines = np.asarray(cosines, np.float32).ravel()
         weight = DEFAULT_WEIGHT + (g - DEFAULT_WEIGHT) * np.minimum(1.0, np.log(counts) / np.log(1000.0))
         return ((1 - weight) * cosines + weight * self.similarity(ids, query, cosines)).astype(np.float32)
+    handicap = g * np.sqrt(2 * np.log(np.maximum(counts, 1)))
+    if form == "disp":
+        handicap *= _spreads(self, documents)
+    return (_default_scores(self, ids, query, cosines) - handicap).astype(np.float32)
+
+
+def _scores_without_library_hubs(self, ids, query, cosines):
+    """DocumentContext.scores for the form csls."""
     scores = _default_scores(self, ids, query, cosines)
-    handicap = g * spread * ((1 - rho) if form == "disp" else 1.0)
-    return (scores - handicap).astype(np.float32)
-
-
-def _without_library_hubs(ids, scores: np.ndarray) -> np.ndarray:
-    hubs = _library_hubs
+    if not _setting["beta"]:
+        return scores
+    known, median = _setting["hub_ids"], _setting["hub_median"]
     flat = np.asarray(ids, np.int64).ravel()
-    at = np.clip(np.searchsorted(hubs["ids"], flat), 0, len(hubs["ids"]) - 1)
-    r = np.where(hubs["ids"][at] == flat, hubs["r"][at], hubs["median"])
-    return (scores - hubs["beta"] * (r - hubs["median"])).astype(np.float32)
+    at = np.clip(np.searchsorted(known, flat), 0, len(known) - 1)
+    r = np.where(known[at] == flat, _setting["hub_r"][at], median)
+    return (scores - _setting["beta"] * (r - median)).astype(np.float32)
 
 
 def _neighbour_means(library, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -104,7 +111,8 @@ def _neighbour_means(library, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _run_search_with_feedback(indexes, parsed, vector, k, mode, config, **kwargs):
-    m, alpha = _feedback["m"], _feedback["alpha"]
+    """engine.library.run_search for the form feedback."""
+    m, alpha = _setting["m"], _setting["alpha"]
     if vector is not None and m and alpha:
         live = indexes.live
         ids, cosines = dense_candidates(live, vector, FEEDBACK_POOL)
@@ -115,20 +123,27 @@ def _run_search_with_feedback(indexes, parsed, vector, k, mode, config, **kwargs
     return _default_run_search(indexes, parsed, vector, k, mode, config, **kwargs)
 
 
-def _set(form: str, value: str, library) -> None:
-    """Puts the probe at one setting: a float g, m:alpha for feedback, k:beta for csls
-    ("0": the default)."""
-    if form == "csls":
-        k, _, beta = value.partition(":")
-        _library_hubs["beta"] = float(beta or 0)
-        if _library_hubs["beta"]:
-            _library_hubs["ids"], _library_hubs["r"] = _neighbour_means(library, int(k))
-            _library_hubs["median"] = float(np.median(_library_hubs["r"]))
-    elif form == "feedback":
-        m, _, alpha = value.partition(":")
-        _feedback.update(m=int(m), alpha=float(alpha or 0))
+def _install(form: str) -> None:
+    """Swaps in the one function the form changes."""
+    if form == "feedback":
+        engine.library.run_search = _run_search_with_feedback
     else:
-        _handicap.update(form=form, g=float(value))
+        document_context.DocumentContext.scores = (_scores_without_library_hubs if form == "csls"
+                                                   else _size_handicapped_scores)
+
+
+def _set(form: str, value: str, library) -> None:
+    """Puts the probe at one setting: a float g, m:alpha for feedback, k:beta for csls."""
+    first, _, second = value.partition(":")
+    if form == "csls":
+        _setting["beta"] = float(second or 0)
+        if _setting["beta"]:
+            _setting["hub_ids"], _setting["hub_r"] = _neighbour_means(library, int(first))
+            _setting["hub_median"] = float(np.median(_setting["hub_r"]))
+    elif form == "feedback":
+        _setting.update(m=int(first), alpha=float(second or 0))
+    else:
+        _setting.update(form=form, g=float(value))
 
 
 def probe(devset: str, form: str, values: list[str]) -> None:
@@ -159,8 +174,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.values[0] != "0":
         args.values.insert(0, "0")  # the default search first: what the others are compared with
-    document_context.DocumentContext.scores = _handicapped_scores
-    engine.library.run_search = _run_search_with_feedback
+    _install(args.form)
     for devset in args.devsets:
         probe(devset, args.form, args.values)
     return 0
