@@ -191,7 +191,9 @@ class Indexer:
                 for file in files:
                     run.plan(file, self._bytes_to_read(file, known.get(path_key(file))))
             if any(size for _, size in run.planned.values()):
-                self._reader.start()  # its start-up is not the first file's reading
+                # Their start-up is not the first file's reading, nor the first image's.
+                images = any(size and kind == "image" for kind, size in run.planned.values())
+                self._reader.start(ocr=self.config.limits if images else None)
             yield run.progress()
             for root_id, root_path, files, known in plans:
                 yield from self._index_root(run, root_id, files, known)

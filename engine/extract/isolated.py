@@ -112,12 +112,15 @@ class ExtractionProcess:
             raise value
         return value
 
-    def start(self) -> None:
+    def start(self, ocr: ExtractLimits | None = None) -> None:
         """Starts the child now, if none is running, so that the first document does not
-        wait for it; a child that cannot start is left for that document to report."""
+        wait for it, and with `ocr` (images are coming) its OCR worker as these limits set
+        it up; a child that cannot start is left for that document to report."""
         try:
             self._ensure_child()
-        except OSError:
+            if ocr is not None:
+                self._ask("ocr", Path("."), b"", ocr, None)
+        except (OSError, ExtractionError):
             self._stop()
 
     def close(self) -> None:
@@ -206,8 +209,11 @@ class SameProcess:
     """ExtractionProcess's interface, reading in this process: deadlines hold only where
     an extractor checks them, and nothing bounds memory (for measuring the difference)."""
 
-    def start(self) -> None:
-        pass
+    def start(self, ocr: ExtractLimits | None = None) -> None:
+        if ocr is not None:
+            from engine.extract import ocr as ocr_engines
+
+            ocr_engines.start(ocr)
 
     def extract(self, path: Path, data: bytes, limits: ExtractLimits | None = None) -> ExtractedText:
         from engine.extract import extract_data
@@ -293,8 +299,9 @@ class _Records(logging.Handler):
 def serve() -> None:
     """The child's loop: frames of (what, path, data, limits, log level, skip) on stdin,
     answers of ("ok" | "error", value, log records) on stdout, until stdin closes; `what`
-    is "text" (extract_data) or "tree" (extract_tree's documents as a list)."""
-    from engine.extract import OUT_OF_MEMORY, extract_data, extract_tree, short_error
+    is "text" (extract_data), "tree" (extract_tree's documents as a list) or "ocr" (the
+    OCR worker started ahead of the first image)."""
+    from engine.extract import OUT_OF_MEMORY, extract_data, extract_tree, ocr, short_error
 
     os.environ.pop(WORKER_ENV, None)
     if hasattr(signal, "SIGINT"):  # Ctrl-C is the parent's to handle: it stops this child
@@ -318,6 +325,8 @@ def serve() -> None:
         try:
             if what == "tree":
                 reply = ("ok", list(extract_tree(path, data, limits=limits, skip=skip)))
+            elif what == "ocr":
+                reply = ("ok", ocr.start(limits))
             else:
                 reply = ("ok", extract_data(path, data, limits=limits))
         except ExtractionError as e:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from format_docs import make_png
 from hostile_docs import SLOW_NESTING, nested_html, seed_documents, slow_nesting_deadline
 
 from engine.config import ExtractLimits
@@ -23,6 +24,7 @@ from engine.errors import (
 from engine.extract import extract_data
 from engine.extract.html_file import MAX_DEPTH, nests_deeper_than
 from engine.extract.isolated import ExtractionProcess
+from engine.extract.ocr import ocr_setup
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="signals and address-space limits are POSIX")
 
@@ -130,6 +132,24 @@ def test_started_ahead_the_child_serves_the_first_document_and_a_failed_start_wa
     broken.start()  # no error here: the first document reports it, with its path
     with pytest.raises(ExtractionError, match="could not be started"):
         broken.extract(Path("a.txt"), b"hello")
+
+
+@posix_only
+@pytest.mark.skipif(not ocr_setup(ExtractLimits()).usable, reason="no OCR engine installed")
+def test_started_ahead_for_images_the_child_has_its_ocr_worker_running(tmp_path):
+    with ExtractionProcess() as process:
+        process.start(ocr=ExtractLimits())
+        workers = _spawned_children(process._child.pid)
+        assert len(workers) == 1  # the OCR worker, before any image
+        got = process.extract(tmp_path / "harbour.png", make_png(tmp_path / "harbour.png").read_bytes())
+        assert "schooners" in got.text
+        assert _spawned_children(process._child.pid) == workers  # read by the same worker
+
+
+def _spawned_children(pid: int) -> list[str]:
+    """The processes `pid` started through multiprocessing's spawn (not its resource tracker)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [child for child in children if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
 
 
 def test_every_reading_error_crosses_the_process_boundary_whole():

@@ -103,6 +103,26 @@ def test_a_page_past_its_time_limit_is_left_out_and_the_worker_replaced(tmp_path
     assert "schooners" in extract(path).text  # a new worker reads the next request
 
 
+@needs_ocr
+def test_started_ahead_the_worker_reads_the_first_image(tmp_path):
+    ocr.shutdown()
+    ocr.start(ExtractLimits())
+    worker = ocr._workers._worker
+    assert worker is not None and worker.process.is_alive()
+    assert "schooners" in extract(make_png(tmp_path / "harbour.png")).text
+    assert ocr._workers._worker is worker  # the image was read by the worker started ahead
+
+
+def test_no_worker_is_started_ahead_when_ocr_is_off_or_missing(monkeypatch):
+    ocr.shutdown()
+    ocr.start(ExtractLimits(ocr=False))
+    ocr.start(ExtractLimits(ocr_engine="paddle"))
+    monkeypatch.setattr(ocr, "find_tool", lambda name: None)
+    monkeypatch.setattr(ocr, "rapidocr_installed", lambda: False)
+    ocr.start(ExtractLimits())
+    assert ocr._workers._worker is None
+
+
 def test_no_ocr_engine_is_a_skip_naming_tesseract(tmp_path, monkeypatch):
     monkeypatch.setattr(ocr, "find_tool", lambda name: None)
     monkeypatch.setattr(ocr, "rapidocr_installed", lambda: False)

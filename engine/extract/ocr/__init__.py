@@ -11,9 +11,9 @@ and pick the languages installed for its script, and hands Chinese pages to Rapi
 when it is installed (it reads noisy Chinese scans far better, docs/benchmarks.md).
 
 Every page is read in one worker process (engine.extract.ocr.worker), started on the
-first page and kept for the next ones; a page that takes longer than
-`ocr_page_seconds` has its worker killed and counts as empty, and the document as a
-whole stops at its deadline (`max_ocr_seconds` for documents that need OCR).
+first page (or ahead of it: `start`) and kept for the next ones; a page that takes
+longer than `ocr_page_seconds` has its worker killed and counts as empty, and the
+document as a whole stops at its deadline (`max_ocr_seconds` for documents that need OCR).
 """
 
 from __future__ import annotations
@@ -202,6 +202,19 @@ def _raise_for(path: Path, reply: dict, kind: str) -> None:
     if reply.get("kind") == "too_large":
         raise DocumentTooLargeError(path, f"too large to read safely: {reply['error']}")
     raise CorruptDocumentError(path, f"damaged or unreadable {kind} ({reply['error'][:160]})")
+
+
+def start(limits: ExtractLimits) -> None:
+    """Starts this process's OCR worker and its engines now, when the settings allow OCR and
+    an engine is installed, so that the first image read does not pay for it (~0.2 s: an
+    interpreter spawned, its engines found). A worker that does not start is left for that
+    image to report."""
+    setup = ocr_setup(limits)
+    if not limits.ocr or limits.ocr_engine not in ENGINES or not setup.usable:
+        return
+    with _workers.lock:
+        if _workers.get(setup).ask({"op": "start"}, _START_SECONDS) is None:
+            _workers.discard()
 
 
 def shutdown() -> None:

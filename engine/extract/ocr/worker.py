@@ -137,7 +137,11 @@ def serve(connection, policy: str, tesseract: str | None, rapid: bool, max_pixel
         except EOFError:
             return
         try:
-            if request["op"] == "open":
+            if request["op"] == "start":  # ready for the first page before it comes
+                reader = reader or _Reader(policy, tesseract, rapid)
+                import PIL.Image  # noqa: F401 -- imported here, not on the first page's time
+                reply = {}
+            elif request["op"] == "open":
                 reader = reader or _Reader(policy, tesseract, rapid)  # here: its start is not a page's time
                 pages = _Pages(request["kind"], request["data"], max_pixels)
                 reply = {"pages": pages.count}
