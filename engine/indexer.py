@@ -78,11 +78,12 @@ class IndexerConfig:
 # The files read first, a sample spread over the run, so that the time left is estimated
 # from every part of the folder (engine.throughput): 2% of the files to read, at least 10
 # and at most 400; none where 10 would be more than a fifth of them. Images are sampled
-# apart, 2% of them, at least one and at most IMAGE_SAMPLE_MAX: their OCR costs far more
-# per byte than reading any other file, and they come last.
+# apart, 2% of them, at least IMAGE_SAMPLE_MIN (the pace fits a cost per image and one per
+# byte) and at most IMAGE_SAMPLE_MAX: their OCR costs far more per byte than reading any
+# other file, and they come last.
 SAMPLE_SHARE = 0.02
 SAMPLE_MIN, SAMPLE_MAX = 10, 400
-IMAGE_SAMPLE_MAX = 5
+IMAGE_SAMPLE_MIN, IMAGE_SAMPLE_MAX = 3, 5
 
 
 @dataclass
@@ -126,7 +127,7 @@ class _Run:
         """(place in the reading order, file, read ahead) for one root's files, in the order
         they are read: a sample of the files that need reading first, then the others in
         order. The sample is one file drawn at random (seeded) from each of equal stretches
-        of the order, so every part of the folder is in it, then an image or two. Images
+        of the order, so every part of the folder is in it, then a few images. Images
         come last (OCR costs seconds a page: the other files are searchable first)."""
         image = {f: extension_format(f) == "image" for f in files}
         order = sorted(files, key=image.__getitem__)
@@ -138,7 +139,7 @@ class _Run:
             return [(base + i, f, False) for i, f in enumerate(order)]
         images = [i for i in to_read if image[order[i]]]
         rng = random.Random(len(order))
-        image_size = min(IMAGE_SAMPLE_MAX, round(SAMPLE_SHARE * len(images)) or 1)
+        image_size = min(IMAGE_SAMPLE_MAX, max(IMAGE_SAMPLE_MIN, round(SAMPLE_SHARE * len(images))))
         ahead = _spread(texts, size, rng) + _spread(images, image_size, rng)
         chosen = set(ahead)
         return ([(base + i, order[i], True) for i in ahead]

@@ -10,9 +10,10 @@ Files say little about the work they hold: one manual has more passages than a f
 READMEs, so a rate in files per second promised "about 58 s left" at 74 of 200 files of a
 run that took 11 minutes. The work of a file is reading it and encoding its text, and
 both are measured per kind of file (extension; images are one kind): reading in seconds
-per byte, encoding in seconds per character of text (non-space characters, a stand-in
-for tokens: source code has more tokens per character than prose, and encodes slower per
-character, which a run-wide rate got wrong by 17%). The work left is the text extracted
+per byte (images: seconds per file plus per byte, as OCR starts anew for each), encoding
+in seconds per character of text (non-space characters, a stand-in for tokens: source
+code has more tokens per character than prose, and encodes slower per character, which
+a run-wide rate got wrong by 17%). The work left is the text extracted
 and waiting for its vectors, and the files not read yet at their kind's characters per
 byte and costs. Everything else a run does (storing, the vector index, saves) is a share
 of that work, the run's own `_overhead`, but for what is done once (a new language's
@@ -47,6 +48,11 @@ MIN_CHARS_FOR_KIND = 20_000
 # How many bytes of sampled files ahead weigh as much as everything read of their kind: a
 # file's worth, so that one odd file does not swing the estimate.
 SAMPLE_PRIOR_BYTES = 4 * 1024
+# Kinds whose every file starts an engine: OCR of an image costs some 0.15 s for a 90-byte
+# icon as for a screenshot, and more per byte on top. Their reading is a cost per file plus
+# one per byte, fitted on the files of the kind read so far once there are this many.
+PER_FILE_KINDS = frozenset({"image"})
+MIN_FILES_FOR_FIT = 3
 
 
 def work_chars(text: str) -> int:
@@ -60,6 +66,7 @@ class _Kind:
     """What one kind of file has cost so far."""
 
     bytes_left: int = 0  # planned, not read yet
+    files_left: int = 0
     files_read: int = 0
     bytes_read: int = 0
     chars_read: int = 0
@@ -67,6 +74,7 @@ class _Kind:
     chars_waiting: int = 0  # extracted, not encoded yet
     chars_encoded: int = 0
     encode_s: float = 0.0
+    readings: list[tuple[int, float]] = field(default_factory=list)  # (bytes, seconds), PER_FILE_KINDS only
 
 
 @dataclass
@@ -87,7 +95,9 @@ class Throughput:
 
     def plan(self, kind: str, size: int) -> None:
         """A file of this kind and size will be read."""
-        self._kinds[kind].bytes_left += size
+        k = self._kinds[kind]
+        k.bytes_left += size
+        k.files_left += 1 if size else 0
 
     def read(self, kind: str, size: int, *, chars: int = 0, seconds: float = 0.0) -> None:
         """A planned file was read in `seconds`: its passages' `chars` (work_chars) now wait
@@ -97,11 +107,14 @@ class Throughput:
             self._working_since = self.clock() - seconds
         k = self._kinds[kind]
         k.bytes_left = max(0, k.bytes_left - size)
+        k.files_left = max(0, k.files_left - 1)
         k.files_read += 1
         k.bytes_read += size
         k.chars_read += chars
         k.read_s += seconds
         k.chars_waiting += chars
+        if kind in PER_FILE_KINDS:
+            k.readings.append((size, seconds))
 
     def read_ahead(self, kind: str, size: int, position: int, *, chars: int = 0, seconds: float = 0.0) -> None:
         """Like `read`, for a file of the sample, read before its turn: it would have come at
@@ -159,8 +172,17 @@ class Throughput:
             left += k.chars_waiting * cost
             if k.bytes_left:
                 density, reading = self._unread_costs(kind, k, chars_per_byte, read_per_byte)
-                left += k.bytes_left * (density * cost + reading)
+                left += k.bytes_left * density * cost + self._reading_left(kind, k, reading)
         return left
+
+    @staticmethod
+    def _reading_left(kind: str, k: _Kind, per_byte: float) -> float:
+        """Seconds of reading the kind's unread files will take: at `per_byte`, or for
+        PER_FILE_KINDS, once enough of them were read, at a cost per file plus one per byte."""
+        if kind not in PER_FILE_KINDS or len(k.readings) < MIN_FILES_FOR_FIT:
+            return k.bytes_left * per_byte
+        per_file, per_byte = _per_file_and_per_byte(k.readings)
+        return k.files_left * per_file + k.bytes_left * per_byte
 
     def _unread_costs(self, kind: str, k: _Kind, chars_per_byte: float, read_per_byte: float) -> tuple[float, float]:
         """(characters, reading seconds) per byte expected of this kind's unread files: what
@@ -190,6 +212,21 @@ class Throughput:
 
 def _ratio(amount: float, size: float) -> float | None:
     return amount / size if size > 0 else None
+
+
+def _per_file_and_per_byte(readings: list[tuple[int, float]]) -> tuple[float, float]:
+    """(seconds per file, seconds per byte): the least-squares line through (bytes, seconds)
+    of the files read, neither part below zero (a few files can slope either way)."""
+    n = len(readings)
+    mean_size = sum(size for size, _ in readings) / n
+    mean_seconds = sum(seconds for _, seconds in readings) / n
+    spread = sum((size - mean_size) ** 2 for size, _ in readings)
+    together = sum((size - mean_size) * (seconds - mean_seconds) for size, seconds in readings)
+    per_byte = max(0.0, together / spread) if spread else 0.0
+    per_file = mean_seconds - per_byte * mean_size
+    if per_file < 0:  # the line passes below zero for an empty file: all of it per byte
+        return 0.0, mean_seconds / mean_size if mean_size else 0.0
+    return per_file, per_byte
 
 
 @dataclass

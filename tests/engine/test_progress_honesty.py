@@ -253,7 +253,7 @@ def test_the_time_left_holds_when_later_folders_are_unlike_the_first(tmp_path_fa
     assert _worst_error_after_a_tenth(events, end) > 0.5
 
 
-def test_the_sample_holds_an_image_read_after_the_text_files_of_the_sample(tmp_path):
+def test_the_sample_holds_images_read_after_the_text_files_of_the_sample(tmp_path):
     from engine.indexer import _Run
 
     run = _Run(Throughput(FakeClock()))
@@ -263,8 +263,40 @@ def test_the_sample_holds_an_image_read_after_the_text_files_of_the_sample(tmp_p
         run.plan(file, 1_000)
     order = run.reading_order(images[:10] + texts + images[10:])
     ahead = [file for _, file, first in order if first]
-    assert len(ahead) == 12 + 1  # 2% of the text files, 2% of the images but at least one
-    assert all(f.suffix == ".txt" for f in ahead[:12]) and ahead[12].suffix == ".png"
+    assert len(ahead) == 12 + 3  # 2% of the text files, 2% of the images but at least three
+    assert all(f.suffix == ".txt" for f in ahead[:12]) and all(f.suffix == ".png" for f in ahead[12:])
     rest = [file for _, file, first in order if not first]
-    assert rest[-19:] == [f for f in images if f != ahead[12]]  # the other images come last
+    assert rest[-17:] == [f for f in images if f not in ahead[12:]]  # the other images come last
     assert run.planned[images[0]][0] == "image"  # one kind for the pace, whatever the extension
+
+
+def test_images_cost_a_reading_each_and_more_per_byte_once_three_were_read():
+    """OCR starts its engines for every image: forty icons left cost forty times what one
+    costs, not their few bytes' share of a screenshot's time."""
+    clock = FakeClock()
+    pace = Throughput(clock)
+    pace.plan("txt", 100_000)
+    sampled = [(100, 0.15), (10_100, 0.35), (5_100, 0.25)]  # icon, screenshot, diagram
+    for size, _ in sampled:
+        pace.plan("image", size)
+    for _ in range(40):
+        pace.plan("image", 100)
+    for position, (size, seconds) in enumerate(sampled, start=90):
+        clock.now += seconds
+        pace.read_ahead("image", size, position, seconds=seconds)
+    clock.now += 0.1
+    pace.read("txt", 100_000, chars=50_000, seconds=0.1)
+    pace.reached(0)
+    clock.now += 50.0
+    pace.encoded(500, {"txt": 50_000}, seconds=50.0)
+    per_byte = 0.2 / 10_000  # the line through the three: 0.15 s at 100 bytes, 0.35 s at 10,100
+    assert pace.seconds_left() == pytest.approx(40 * (0.15 - 100 * per_byte) + 4_000 * per_byte)
+    # per byte alone, the forty icons would take 4,000 * 0.75 / 15,300 = 0.2 s: thirty times short
+    assert pace.seconds_left() > 30 * 4_000 * 0.75 / 15_300
+
+
+def test_a_few_images_that_slope_down_cost_their_mean_each():
+    from engine.throughput import _per_file_and_per_byte
+
+    assert _per_file_and_per_byte([(100, 0.4), (3_000, 0.2), (9_000, 0.3)]) == pytest.approx((0.3, 0.0))
+    assert _per_file_and_per_byte([(100, 0.0), (200, 1.0), (300, 2.0)]) == pytest.approx((0.0, 1.0 / 200))
