@@ -144,3 +144,4 @@ class SearchResults:
     weak_total: int = 0  # weaker matches besides `total` (DocumentHit.weak), shown after the others
     query: ParsedQuery | None = None  # what was searched for: its words to mark (`query.highlight`)
     best_z: float | None = None  # the best candidate's z: the fused score's meaning part is z / best_z
+    unknown_names: tuple[str, ...] = ()  # names in the query no passage holds (engine.search.unknown_names)

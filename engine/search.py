@@ -41,7 +41,7 @@ from engine.errors import InputError
 from engine.events import DocumentHit, PassageHit, SearchResults
 from engine.highlight import HighlightTerms, match_spans
 from engine.index.keyword_index import KeywordIndex, KeywordQuery
-from engine.index.keyword_tokens import names_identifier
+from engine.index.keyword_tokens import names_identifier, names_in
 from engine.index.live_index import LiveIndex
 from engine.query import ParsedQuery
 from engine.search_config import SearchConfig, meaning_floor
@@ -121,8 +121,11 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
              if use_dense and config.answer_margin is not None else None)
     unanswered = ((config.weak_when_unanswered and unanswered_query(query, words_found, language))
                   or (use_dense and below_answer_floor(cosine, keyword, config, level)))
-    return _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
-                      unanswered, sentence=is_sentence(query, language), facet=facet)
+    unknown = unknown_names(query, indexes.keywords, language) if config.weak_when_name_unknown else []
+    results = _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
+                         unanswered, sentence=is_sentence(query, language), facet=facet,
+                         weak_language=language if unknown else None)
+    return replace(results, unknown_names=tuple(unknown))
 
 
 def is_sentence(query: ParsedQuery, language: str | None) -> bool:
@@ -139,6 +142,14 @@ def unanswered_query(query: ParsedQuery, words_found: bool, language: str | None
     A real question in a language the folder does not hold keeps its language; an
     identifier that is not in the folder is rightly unanswered."""
     return bool(query.keyword_words) and not words_found and language is None
+
+
+def unknown_names(query: ParsedQuery, keywords: KeywordIndex, language: str | None) -> list[str]:
+    """The names the query uses (keyword_tokens.names_in: "WordPress", "Kubernetes") that
+    no passage of the library holds. A passage in the query's own language that answered
+    it would use them, so such passages are weaker matches; one in another language may
+    write the name its own way ("Brasilien", "Самсунг") and keeps its strength."""
+    return [name for name in names_in(query.words, language) if not keywords.holds_word(name)]
 
 
 def below_answer_floor(cosine: np.ndarray, keyword: np.ndarray, config: SearchConfig,
@@ -303,23 +314,27 @@ def _keyword_candidates(keywords: KeywordIndex, query: KeywordQuery, allowed: np
 
 def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mode: Mode, k: int,
                config: SearchConfig, terms: HighlightTerms | None = None, unanswered: bool = False,
-               sentence: bool = False, facet: str | None = None) -> SearchResults:
-    """Groups matching passages by document: counts over all, full hits for the top k only."""
+               sentence: bool = False, facet: str | None = None, weak_language: str | None = None) -> SearchResults:
+    """Groups matching passages by document: counts over all, full hits for the top k only.
+    Passages in `weak_language` are weaker matches (unknown_names)."""
     scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config, sentence)
     keep = matched != ""
     order = np.argsort(-scores[keep], kind="stable")
     ids, scores, matched = c.ids[keep][order], scores[keep][order], matched[keep][order]
     cosine, keyword = c.cosine[keep][order], c.keyword[keep][order]
+    passage_language = passage_languages(store, ids)  # '' where unknown
     strength = _strength(scores, cosine, keyword, baseline, mode)
     if unanswered:
         strength = np.minimum(strength, config.weak_below - 1.0)
+    elif weak_language is not None:
+        own = np.fromiter((lang == weak_language for lang in passage_language), bool, len(ids))
+        strength = np.where(own, np.minimum(strength, config.weak_below - 1.0), strength)
     documents = passage_documents(store, ids.tolist())  # removed since the search began: absent
     by_document: dict[str, list[int]] = {}  # path -> positions in `ids`, best first
     for i, pid in enumerate(ids.tolist()):
         if pid in documents:
             by_document.setdefault(documents[pid][0], []).append(i)
     is_strong = {path: bool(strength[positions[0]] >= config.weak_below) for path, positions in by_document.items()}
-    passage_language = passage_languages(store, ids)  # '' where unknown
     # a strong document counts under each language it has a matching passage in: what
     # choosing that facet returns; the counts are the unfiltered search's either way
     languages = Counter(lang for path, positions in by_document.items() if is_strong[path]

@@ -73,6 +73,10 @@ class SearchConfig:
     # know the library: in a folder of network manuals, "set a static IP address on my
     # network card" comes as near as a real question does elsewhere. None: no margin.
     answer_margin: float | None = None
+    # Passages in the query's language are weaker matches when the query names something
+    # no passage holds ("speed up a slow WordPress website" in a folder of Debian manuals):
+    # an answer in its language would name it too (engine.search.unknown_names).
+    weak_when_name_unknown: bool = True
 
 
 # The answer floor and margin of each model measured (bench/bench_answer_floor.py --dump,

@@ -238,7 +238,7 @@ def run_search(args) -> int:
     strong, weak = [h for h in hits if not h.weak], [h for h in hits if h.weak]
     for rank, hit in enumerate(strong + weak, 1):
         if hit.weak and rank == len(strong) + 1:  # one heading, whatever order the engine used
-            print("Weaker matches" if strong else "No strong matches. Weaker matches")
+            print("Weaker matches" if strong else f"No strong matches{_unknown_names(results)}. Weaker matches")
         page = f", {page_name(hit.format, hit.best.page)}" if hit.best.page else ""
         title = f"  \u201c{printable(hit.title)}\u201d" if hit.title and hit.format in ("eml", "msg") else ""
         print(f"{rank:2d}. {hit.score:.3f}  [{_languages(hit)}]  ({_MATCHED[hit.matched_by]})  "
@@ -248,6 +248,13 @@ def run_search(args) -> int:
             print(f"      why: {hit.best.explanation.text()}")
     print(count_line(results))
     return 0
+
+
+def _unknown_names(results) -> str:
+    """Example: ": nothing in the library mentions “WordPress”" ('' when the query names nothing unknown)."""
+    if not results.unknown_names:
+        return ""
+    return ": nothing in the library mentions " + ", ".join(f"\u201c{printable(n)}\u201d" for n in results.unknown_names)
 
 
 def count_line(results) -> str:

@@ -344,6 +344,20 @@ class KeywordIndex:
 
         return self._healing(holds)
 
+    def holds_word(self, word: str) -> bool:
+        """Whether the library holds `word`: its whole term, or each of its parts
+        ("PyTorch": "pytorch", or both "py" and "torch"), in some passage."""
+        query = KeywordQuery.of([word])
+        if not query:
+            return False
+
+        def holds() -> bool:
+            with self._lock:
+                held = self._frequencies(query)[1]
+            return all(any(all(t in held for t in alternative) for alternative in group) for group in query.groups)
+
+        return self._healing(holds)
+
     def matching(self, terms: Sequence[str], phrase: bool = False) -> np.ndarray:
         """Ids of every passage holding all `terms` (folded terms, e.g. from tokenize);
         with `phrase`, holding them consecutively in this order."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from collections.abc import Sequence
 from typing import NamedTuple
 
 # Scripts without spaces between words: Thai, Lao, Myanmar, Khmer, Hangul Jamo, CJK
@@ -86,6 +87,32 @@ def names_identifier(word: str) -> bool:
     ("FA-2024-5521", "x86", "ffi_prep_closure_loc", "std::vector", "ASN.1"; not "1996",
     "6.1", "85-mph", "U.S.", "woman's", "key-board")."""
     return _CODE_LIKE.search(word) is not None
+
+
+# Languages that capitalise names and nothing else, and keep a name's form in a sentence:
+# there a capitalised word inside a question names something ("Kubernetes", "Lisbon").
+# German capitalises every noun; Finnish, Polish or Russian decline names ("Lontoossa").
+_CAPITALS_MARK_NAMES = frozenset({"en", "fr", "es", "it", "pt", "nl", "ca", "da", "sv", "no", "nb"})
+_SENTENCE_END = (".", "!", "?", ":", ";")
+_EDGE_PUNCTUATION = "\"'“”‘’«»()[]{}¿¡,.!?:;"
+
+
+def names_in(words: Sequence[str], language: str | None) -> list[str]:
+    """The query words that name something (a product, a place, a program), as typed:
+    written with a capital after the first letter ("iPhone", "WordPress") or in capitals
+    ("RPM", "CSS") in any language, and in a language of _CAPITALS_MARK_NAMES also with a
+    capital first, except at the start of a sentence ("Kubernetes", "Lisbon")."""
+    names = []
+    for i, typed in enumerate(words):
+        word = typed.strip(_EDGE_PUNCTUATION)
+        if len(word) < 2 or not word[0].isalpha():
+            continue
+        sentence_start = i == 0 or words[i - 1].rstrip("\"'”’»)").endswith(_SENTENCE_END)
+        capital_inside = any(c.isupper() for c in word[1:])
+        capitalised = word[0].isupper() and not sentence_start and language in _CAPITALS_MARK_NAMES
+        if capital_inside or capitalised:
+            names.append(word)
+    return names
 
 
 def tokenize(text: str) -> list[Token]:

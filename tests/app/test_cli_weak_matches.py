@@ -97,6 +97,12 @@ def test_nothing_strong_says_so_before_the_weaker_matches(capsys, monkeypatch):
     assert lines[0] == "No strong matches. Weaker matches" and "/d/a.txt" in lines[1]
 
 
+def test_a_name_nothing_mentions_is_said_with_the_weaker_matches(cli_library, capsys):
+    lines = search(capsys, "honey bees and nectar on Kubernetes").splitlines()
+    assert lines[0] == "No strong matches: nothing in the library mentions \u201cKubernetes\u201d. Weaker matches"
+    assert "bees.txt" in lines[1]
+
+
 def test_a_search_parses_its_query_once(cli_library, capsys, monkeypatch):
     parses = count_query_parses(monkeypatch)
     out = search(capsys, '"honey bees" nectar -wasps')

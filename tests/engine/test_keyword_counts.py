@@ -99,3 +99,12 @@ def test_holds_any_follows_writes_by_another_connection(opened):
     other.add(rows(10, ["qwzx is a word now"]))
     assert index.holds_any(KeywordQuery.of(["qwzx", "vlorp"]))
     other.close()
+
+
+def test_a_word_is_held_whole_or_by_every_one_of_its_parts(opened):
+    index = opened()
+    index.add(rows(1, ["the torch of the py module", "set up the Wi-Fi"]))
+    assert index.holds_word("PyTorch")  # "py" and "torch", in some passages
+    assert index.holds_word("wi-fi") and index.holds_word("WIFI") is False
+    assert not index.holds_word("WordPress")  # "word" alone is not enough
+    assert not index.holds_word("Kubernetes")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.index.keyword_tokens import fold, index_terms, names_identifier, tokenize
+from engine.index.keyword_tokens import fold, index_terms, names_identifier, names_in, tokenize
 
 
 def test_case_and_accent_folding():
@@ -67,3 +67,18 @@ def test_codes_are_identifiers(word):
                                   "woman's", "key-board", "mid-Texas", "NoMa", "Größe"])
 def test_words_and_numbers_of_prose_are_not(word):
     assert not names_identifier(word)
+
+
+@pytest.mark.parametrize(("query", "language", "names"), [
+    ("set up a Wi-Fi hotspot on my Android phone", "en", ["Wi-Fi", "Android"]),
+    ("speed up a slow WordPress website", "en", ["WordPress"]),
+    ("Kubernetes ingress. Where do I start?", "en", []),  # capitals that start a sentence
+    ("How do I use git? I forgot", "en", []),  # "I" is not a name
+    ("build an RPM package for \u201cFedora\u201d", "en", ["RPM", "Fedora"]),
+    ("Wie exportiere ich eine Tabelle als CSV", "de", ["CSV"]),  # every German noun has a capital
+    ("как восстановить фотографии с iPhone в Москве", "ru", ["iPhone"]),  # Russian declines names
+    ("accélérer un site WordPress trop lent", "fr", ["WordPress"]),
+    ("cheap flights to Lisbon", None, []),  # unknown language: only capitals inside a word
+])
+def test_names_in_a_query(query, language, names):
+    assert names_in(query.split(), language) == names

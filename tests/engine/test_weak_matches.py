@@ -107,6 +107,27 @@ def test_unanswered_needs_all_three_signs(library):
     assert library.search_results("qwzx vlorp bnarf", k=10, mode="dense", config=off).total >= 1
 
 
+def test_a_name_the_library_never_mentions_leaves_its_language_without_a_strong_match(library, tmp_path):
+    """An English passage that answered "honey bees on Kubernetes" would say Kubernetes; one in
+    German may spell a name its own way, and keeps its strength."""
+    german = tmp_path / "german"
+    german.mkdir()
+    (german / "bienen.txt").write_text("Die Honigbienen sammeln den Nektar der Blumen und machen daraus im "
+                                       "Bienenstock den Honig, honey bees nectar, den die Imker im Sommer ernten.",
+                                       encoding="utf-8")
+    *_, finished = library.index_paths([german])
+    assert finished.summary.indexed == 1
+    named = library.search_results("honey bees and nectar on Kubernetes", k=10)
+    assert "bees.txt" in names(named, weak=True)
+    assert names(named, weak=False) == ["bienen.txt"]
+    assert_strong_then_weak(named)
+    known = library.search_results("honey bees and nectar in Vladivostok", k=10)  # a name the library holds
+    assert "bees.txt" in names(known, weak=False)
+    off = library.search_results("honey bees and nectar on Kubernetes", k=10,
+                                 config=SearchConfig(weak_when_name_unknown=False))
+    assert "bees.txt" in names(off, weak=False)
+
+
 def test_weak_below_zero_keeps_every_match_strong(library):
     results = library.search_results("honey", k=10, config=SearchConfig(weak_below=0.0))
     assert results.weak_total == 0 and results.total == len(results.hits) >= 2

@@ -36,7 +36,7 @@ from app.gui.search.qt_watch import QtFolderWatch
 from app.gui.common.qt_worker import QtWorker
 from engine.encoders.deferred import DeferredEncoder
 from engine.errors import BabelfindError, QuerySyntaxError
-from engine.events import IndexFinished
+from engine.events import IndexFinished, SearchResults
 from engine.highlight import NO_TERMS
 from engine.query import ParsedQuery, parse_query
 from engine.scan import key_path
@@ -193,11 +193,11 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
             self.statusBar().showMessage(LOADING_MESSAGE)
             return
         started = time.perf_counter()
-        hits, total, counts, weak, syntax_error, parsed = [], 0, {}, 0, None, None
+        results, syntax_error, parsed = SearchResults((), 0, {}), None, None
         if query:
             try:
                 parsed = parse_query(query)  # once: both facet searches and the marks use it
-                hits, total, counts, weak = self._search(parsed)
+                results = self._search(parsed)
             except QuerySyntaxError as e:  # often half typed ("lang:d", an open quote): a hint, not an alarm
                 syntax_error = e
             except BabelfindError as e:
@@ -207,14 +207,16 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         keep = self.results.current_hit() if query == self.results_model.query() else None
         terms = parsed.highlight if parsed is not None else NO_TERMS
         self.preview.terms = terms
+        hits = list(results.hits)
         self.results_model.set_hits(hits, query, terms)
         self._parsed_query = parsed
         if keep is not None:
             self.results.select_path(keep.path)
-        bar.set_language_counts(counts)
+        bar.set_language_counts(results.languages)
         elapsed_ms = (time.perf_counter() - started) * 1000
         strong_shown = sum(1 for hit in hits if not hit.weak)
-        bar.set_result_count(strong_shown, total, elapsed_ms if query else None, weak)
+        bar.set_result_count(strong_shown, results.total, elapsed_ms if query else None, results.weak_total,
+                             results.unknown_names)
         if syntax_error is not None:
             bar.show_query_error(str(syntax_error))
         self._syntax_error = str(syntax_error) if syntax_error is not None else None
@@ -256,10 +258,10 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
             self._search_waiting = False
             self.run_search()
 
-    def _search(self, query: ParsedQuery):
-        """(hits, documents matching, per-language counts over every match, weaker matches):
-        the engine narrows to the chosen facet (documents with a matching passage in that
-        language) among every match, so the facet's count is what choosing it shows."""
+    def _search(self, query: ParsedQuery) -> SearchResults:
+        """The search the window shows: the engine narrows to the chosen facet (documents
+        with a matching passage in that language) among every match, so the facet's count
+        is what choosing it shows."""
         bar = self.search_bar
         # explained: a result's tooltip says why it stands where it does
         results = self.library.search_results(query, RESULT_LIMIT, path_prefix=bar.path_prefix(),
@@ -267,7 +269,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
                                               explain=True)
         if not results.complete:
             log.info("search %r: counting stopped at %d documents", query, results.total)
-        return list(results.hits), results.total, results.languages, results.weak_total
+        return results
 
     def _on_language(self, _language: str) -> None:
         self.run_search()  # the language filters inside retrieval, not over the shown 50

@@ -189,13 +189,15 @@ class QtSearchBar(QWidget):
         self.folder.setCurrentIndex(max(0, self.folder.findData(keep or "")))
         self.folder.blockSignals(False)
 
-    def set_result_count(self, shown: int, total: int, elapsed_ms: float | None = None, weak: int = 0) -> None:
-        """`shown` of `total` documents that match, and `weak` weaker matches besides."""
+    def set_result_count(self, shown: int, total: int, elapsed_ms: float | None = None, weak: int = 0,
+                         unknown_names: Sequence[str] = ()) -> None:
+        """`shown` of `total` documents that match, and `weak` weaker matches besides
+        (result_count_text)."""
         if not self.query():
             self.count_label.setText("")
             return
         self.count_label.setToolTip("")
-        text = result_count_text(shown, total, weak)
+        text = result_count_text(shown, total, weak, unknown_names)
         self.count_label.setText(text + (f"  ·  {elapsed_ms:.0f} ms" if elapsed_ms is not None else ""))
 
     def show_query_error(self, message: str) -> None:
@@ -294,9 +296,13 @@ _HELP_ROW = re.compile(r"^ {2}(\S.*\S|\S) {2,}(\S(?:(?! {2}).)*)$")
 _HELP_CONTINUED = re.compile(r"^ {6,}\S")  # only spaces where the syntax column stands
 
 
-def result_count_text(shown: int, total: int, weak: int = 0) -> str:
-    """Example: result_count_text(2, 8, 5) == "2 of 8 documents match  ·  5 weaker"."""
-    if total == 0:
+def result_count_text(shown: int, total: int, weak: int = 0, unknown_names: Sequence[str] = ()) -> str:
+    """Example: result_count_text(2, 8, 5) == "2 of 8 documents match  ·  5 weaker"; with
+    `unknown_names` (names in the query the library never mentions) and no match,
+    "Nothing mentions “WordPress”  ·  5 weaker"."""
+    if total == 0 and unknown_names:
+        text = "Nothing mentions " + ", ".join(f"“{name}”" for name in unknown_names)
+    elif total == 0:
         text = "No documents match"
     else:
         noun, verb = ("document", "matches") if total == 1 else ("documents", "match")

@@ -54,6 +54,8 @@ def test_count_text():
     assert result_count_text(1, 1, 3) == "1 document matches  ·  3 weaker"
     assert result_count_text(0, 0, 2) == "No documents match  ·  2 weaker"
     assert result_count_text(0, 0) == "No documents match"
+    assert result_count_text(0, 0, 4, ("WordPress",)) == "Nothing mentions “WordPress”  ·  4 weaker"
+    assert result_count_text(1, 1, 0, ("WordPress",)) == "1 document matches"  # in another language
 
 
 def test_a_nonsense_query_says_no_documents_match(qtbot, window, tmp_path):
@@ -65,3 +67,11 @@ def test_a_nonsense_query_says_no_documents_match(qtbot, window, tmp_path):
     assert shown[0] == (QtResultsModel.SEPARATOR_TEXT, True) and all(weak for _, weak in shown)
     assert window.search_bar.count_label.text().startswith(f"No documents match  ·  {len(shown) - 1} weaker")
     assert window.results.current_hit() is not None and window.results.current_hit().weak
+
+
+def test_a_name_nothing_mentions_is_named_where_the_count_would_be(qtbot, window, tmp_path):
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", HONEY_DOCS)])
+    type_query(qtbot, window, "honey bees and nectar on Kubernetes")
+    shown = listed_rows(window)
+    assert shown[0] == (QtResultsModel.SEPARATOR_TEXT, True) and ("bees.txt", True) in shown
+    assert window.search_bar.count_label.text().startswith(f"Nothing mentions “Kubernetes”  ·  {len(shown) - 1} weaker")
