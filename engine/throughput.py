@@ -74,7 +74,7 @@ class _Kind:
     chars_waiting: int = 0  # extracted, not encoded yet
     chars_encoded: int = 0
     encode_s: float = 0.0
-    readings: list[tuple[int, float]] = field(default_factory=list)  # (bytes, seconds), PER_FILE_KINDS only
+    readings: _Line = field(default_factory=lambda: _Line())  # seconds against bytes, PER_FILE_KINDS only
 
 
 @dataclass
@@ -114,7 +114,7 @@ class Throughput:
         k.read_s += seconds
         k.chars_waiting += chars
         if kind in PER_FILE_KINDS:
-            k.readings.append((size, seconds))
+            k.readings.add(size, seconds)
 
     def read_ahead(self, kind: str, size: int, position: int, *, chars: int = 0, seconds: float = 0.0) -> None:
         """Like `read`, for a file of the sample, read before its turn: it would have come at
@@ -179,9 +179,9 @@ class Throughput:
     def _reading_left(kind: str, k: _Kind, per_byte: float) -> float:
         """Seconds of reading the kind's unread files will take: at `per_byte`, or for
         PER_FILE_KINDS, once enough of them were read, at a cost per file plus one per byte."""
-        if kind not in PER_FILE_KINDS or len(k.readings) < MIN_FILES_FOR_FIT:
+        if kind not in PER_FILE_KINDS or k.readings.n < MIN_FILES_FOR_FIT:
             return k.bytes_left * per_byte
-        per_file, per_byte = _per_file_and_per_byte(k.readings)
+        per_file, per_byte = k.readings.fit()
         return k.files_left * per_file + k.bytes_left * per_byte
 
     def _unread_costs(self, kind: str, k: _Kind, chars_per_byte: float, read_per_byte: float) -> tuple[float, float]:
@@ -214,19 +214,37 @@ def _ratio(amount: float, size: float) -> float | None:
     return amount / size if size > 0 else None
 
 
-def _per_file_and_per_byte(readings: list[tuple[int, float]]) -> tuple[float, float]:
-    """(seconds per file, seconds per byte): the least-squares line through (bytes, seconds)
-    of the files read, neither part below zero (a few files can slope either way)."""
-    n = len(readings)
-    mean_size = sum(size for size, _ in readings) / n
-    mean_seconds = sum(seconds for _, seconds in readings) / n
-    spread = sum((size - mean_size) ** 2 for size, _ in readings)
-    together = sum((size - mean_size) * (seconds - mean_seconds) for size, seconds in readings)
-    per_byte = max(0.0, together / spread) if spread else 0.0
-    per_file = mean_seconds - per_byte * mean_size
-    if per_file < 0:  # the line passes below zero for an empty file: all of it per byte
-        return 0.0, mean_seconds / mean_size if mean_size else 0.0
-    return per_file, per_byte
+@dataclass
+class _Line:
+    """Running sums of (bytes, seconds) of the files read, for the least-squares line
+    through them: a fit costs the same after ten images as after ten thousand."""
+
+    n: int = 0
+    size: float = 0.0
+    seconds: float = 0.0
+    size_squared: float = 0.0
+    size_seconds: float = 0.0
+
+    def add(self, size: int, seconds: float) -> None:
+        self.n += 1
+        self.size += size
+        self.seconds += seconds
+        self.size_squared += size * size
+        self.size_seconds += size * seconds
+
+    def fit(self) -> tuple[float, float]:
+        """(seconds per file, seconds per byte), neither below zero (a few files can slope
+        either way); (0, 0) before the first file."""
+        if not self.n:
+            return 0.0, 0.0
+        mean_size, mean_seconds = self.size / self.n, self.seconds / self.n
+        spread = self.size_squared - self.n * mean_size * mean_size
+        together = self.size_seconds - self.n * mean_size * mean_seconds
+        per_byte = max(0.0, together / spread) if spread > 1e-9 * self.size_squared else 0.0
+        per_file = mean_seconds - per_byte * mean_size
+        if per_file < 0:  # the line passes below zero for an empty file: all of it per byte
+            return 0.0, mean_seconds / mean_size if mean_size else 0.0
+        return per_file, per_byte
 
 
 @dataclass

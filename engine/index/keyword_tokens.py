@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
 # Scripts without spaces between words: Thai, Lao, Myanmar, Khmer, Hangul Jamo, CJK

@@ -296,7 +296,14 @@ def test_images_cost_a_reading_each_and_more_per_byte_once_three_were_read():
 
 
 def test_a_few_images_that_slope_down_cost_their_mean_each():
-    from engine.throughput import _per_file_and_per_byte
+    from engine.throughput import _Line
 
-    assert _per_file_and_per_byte([(100, 0.4), (3_000, 0.2), (9_000, 0.3)]) == pytest.approx((0.3, 0.0))
-    assert _per_file_and_per_byte([(100, 0.0), (200, 1.0), (300, 2.0)]) == pytest.approx((0.0, 1.0 / 200))
+    def fit(readings):
+        line = _Line()
+        for size, seconds in readings:
+            line.add(size, seconds)
+        return line.fit()
+
+    assert fit([(100, 0.4), (3_000, 0.2), (9_000, 0.3)]) == pytest.approx((0.3, 0.0))
+    assert fit([(100, 0.0), (200, 1.0), (300, 2.0)]) == pytest.approx((0.0, 1.0 / 200))
+    assert fit([(500, 0.2), (500, 0.4)]) == pytest.approx((0.3, 0.0))  # one size: the mean each
