@@ -121,3 +121,13 @@ def tiny_registry(tmp_path_factory):
     paths = DataPaths(tmp_path_factory.mktemp("tiny-registry-home"))
     register_tiny_model(paths, "tiny", variants=("fp16", "int8"))
     return paths
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_ocr_worker_left():
+    """Each test file ends with this process's OCR worker stopped: a worker an image test
+    started must not be counted as a leftover child by the next file on the same worker."""
+    yield
+    from engine.extract import ocr
+
+    ocr.shutdown()

@@ -209,11 +209,14 @@ class SameProcess:
     """ExtractionProcess's interface, reading in this process: deadlines hold only where
     an extractor checks them, and nothing bounds memory (for measuring the difference)."""
 
+    _started_ocr = False
+
     def start(self, ocr: ExtractLimits | None = None) -> None:
         if ocr is not None:
             from engine.extract import ocr as ocr_engines
 
             ocr_engines.start(ocr)
+            self._started_ocr = True
 
     def extract(self, path: Path, data: bytes, limits: ExtractLimits | None = None) -> ExtractedText:
         from engine.extract import extract_data
@@ -227,7 +230,11 @@ class SameProcess:
         return list(extract_tree(Path(path), data, limits=limits, skip=skip))
 
     def close(self) -> None:
-        pass
+        """Stops the OCR worker `start` began: it is this process's, and the run is over."""
+        if self._started_ocr:
+            from engine.extract import ocr as ocr_engines
+
+            ocr_engines.shutdown()
 
 
 def _write_frame(stream: BinaryIO, frame: bytes) -> None:

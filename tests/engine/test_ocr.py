@@ -111,6 +111,7 @@ def test_started_ahead_the_worker_reads_the_first_image(tmp_path):
     assert worker is not None and worker.process.is_alive()
     assert "schooners" in extract(make_png(tmp_path / "harbour.png")).text
     assert ocr._workers._worker is worker  # the image was read by the worker started ahead
+    ocr.shutdown()
 
 
 def test_no_worker_is_started_ahead_when_ocr_is_off_or_missing(monkeypatch):
