@@ -62,6 +62,40 @@ def work_chars(text: str) -> int:
 
 
 @dataclass
+class _Line:
+    """Running sums of (bytes, seconds) of the files read, for the least-squares line
+    through them: a fit costs the same after ten images as after ten thousand."""
+
+    n: int = 0
+    size: float = 0.0
+    seconds: float = 0.0
+    size_squared: float = 0.0
+    size_seconds: float = 0.0
+
+    def add(self, size: int, seconds: float) -> None:
+        self.n += 1
+        self.size += size
+        self.seconds += seconds
+        self.size_squared += size * size
+        self.size_seconds += size * seconds
+
+    def fit(self) -> tuple[float, float]:
+        """(seconds per file, seconds per byte), neither below zero (a few files can slope
+        either way); (0, 0) before the first file."""
+        if not self.n:
+            return 0.0, 0.0
+        mean_size, mean_seconds = self.size / self.n, self.seconds / self.n
+        spread = self.size_squared - self.n * mean_size * mean_size
+        together = self.size_seconds - self.n * mean_size * mean_seconds
+        per_byte = max(0.0, together / spread) if spread > 1e-9 * self.size_squared else 0.0
+        per_file = mean_seconds - per_byte * mean_size
+        if per_file < 0:  # the line passes below zero for an empty file: all of it per byte
+            return 0.0, mean_seconds / mean_size if mean_size else 0.0
+        return per_file, per_byte
+
+
+
+@dataclass
 class _Kind:
     """What one kind of file has cost so far."""
 
@@ -74,7 +108,7 @@ class _Kind:
     chars_waiting: int = 0  # extracted, not encoded yet
     chars_encoded: int = 0
     encode_s: float = 0.0
-    readings: _Line = field(default_factory=lambda: _Line())  # seconds against bytes, PER_FILE_KINDS only
+    readings: _Line = field(default_factory=_Line)  # seconds against bytes, PER_FILE_KINDS only
 
 
 @dataclass
@@ -212,39 +246,6 @@ class Throughput:
 
 def _ratio(amount: float, size: float) -> float | None:
     return amount / size if size > 0 else None
-
-
-@dataclass
-class _Line:
-    """Running sums of (bytes, seconds) of the files read, for the least-squares line
-    through them: a fit costs the same after ten images as after ten thousand."""
-
-    n: int = 0
-    size: float = 0.0
-    seconds: float = 0.0
-    size_squared: float = 0.0
-    size_seconds: float = 0.0
-
-    def add(self, size: int, seconds: float) -> None:
-        self.n += 1
-        self.size += size
-        self.seconds += seconds
-        self.size_squared += size * size
-        self.size_seconds += size * seconds
-
-    def fit(self) -> tuple[float, float]:
-        """(seconds per file, seconds per byte), neither below zero (a few files can slope
-        either way); (0, 0) before the first file."""
-        if not self.n:
-            return 0.0, 0.0
-        mean_size, mean_seconds = self.size / self.n, self.seconds / self.n
-        spread = self.size_squared - self.n * mean_size * mean_size
-        together = self.size_seconds - self.n * mean_size * mean_seconds
-        per_byte = max(0.0, together / spread) if spread > 1e-9 * self.size_squared else 0.0
-        per_file = mean_seconds - per_byte * mean_size
-        if per_file < 0:  # the line passes below zero for an empty file: all of it per byte
-            return 0.0, mean_seconds / mean_size if mean_size else 0.0
-        return per_file, per_byte
 
 
 @dataclass

@@ -209,8 +209,9 @@ def start(limits: ExtractLimits) -> None:
     an engine is installed, so that the first image read does not pay for it (~0.2 s: an
     interpreter spawned, its engines found). A worker that does not start is left for that
     image to report."""
-    setup = ocr_setup(limits)
-    if not limits.ocr or limits.ocr_engine not in ENGINES or not setup.usable:
+    try:
+        setup = check_ocr(Path("."), limits, "OCR")
+    except (UnsupportedFormatError, MissingToolError):  # off, or no engine: each image will say so
         return
     with _workers.lock:
         if _workers.get(setup).ask({"op": "start"}, _START_SECONDS) is None:
