@@ -29,7 +29,7 @@ from engine.store import DocumentWrite, FailureWrite, NewPassage
 from engine.store.texts import encode_text
 
 # File types named by the format when the name has no known extension (a Maildir message).
-_FORMAT_TYPES = {"eml": "eml", "mbox": "mbox"}
+_FORMAT_TYPES = {"eml": "eml", "mbox": "mbox", "man": "man"}
 MAX_FILE_TYPE_CHARS = 16  # the column's width
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 FORMATS = (
     "txt", "md", "rst", "csv", "po", "html", "pdf", "docx", "odt", "epub",
     "xlsx", "xls", "ods", "pptx", "odp", "rtf", "doc", "code", "subtitles",
-    "eml", "msg", "mbox", "zip", "tar", "compressed", "image",
+    "eml", "msg", "mbox", "zip", "tar", "compressed", "image", "man",
 )
 # Formats whose text has parts other than pages: what a preview or a result calls them.
 PAGE_KINDS = {"xlsx": "sheet", "xls": "sheet", "ods": "sheet", "pptx": "slide", "odp": "slide"}

@@ -24,6 +24,7 @@ from engine.errors import (
 from engine.extract.base import ExtractedText
 from engine.extract.code_file import CODE_EXTENSIONS, SUBTITLE_EXTENSIONS
 from engine.extract.limits import Budget
+from engine.extract.man_file import MAN_EXTENSIONS, is_man_page
 from engine.extract.sniff import OLE_MAGIC, ZIP_MAGIC, sniff_bytes
 from engine.extract.text_file import BINARY_REASON
 
@@ -41,6 +42,7 @@ EXTENSION_FORMATS = {
     **{ext: "code" for ext in CODE_EXTENSIONS},
     **{ext: "subtitles" for ext in SUBTITLE_EXTENSIONS},
     **{ext: "image" for ext in IMAGE_EXTENSIONS},
+    **{ext: "man" for ext in MAN_EXTENSIONS},
 }
 # Kinds of file a `type:` filter can name instead of listing extensions (type:email). An
 # archive has no text of its own (its members have their own types): `path:` finds what it holds.
@@ -79,6 +81,8 @@ def choose_format(path: Path, data: bytes) -> str:
         raise CorruptDocumentError(path, "not a valid PDF file (no %PDF header)")
     if by_extension in BINARY_FORMATS:
         return _claimed_binary(path, data, by_extension, by_content)
+    if by_content == "txt" and (by_extension is None or by_extension == "man") and is_man_page(path, data):
+        return "man"  # ls.1, dpkg-deb.1.gz's member: roff source, named by its section
     if by_extension is None:
         return _sniffed_format(path, by_content)
     if by_content is None:
@@ -141,6 +145,7 @@ _EXTRACTORS = {
     "eml": ("email_file", "extract_eml", True),
     "msg": ("email_file", "extract_msg_file", True),
     "image": ("image_file", "extract_image", True),
+    "man": ("man_file", "extract_man_page", False),
 }
 TEXT_FORMATS = frozenset({"txt", "md", "rst", "csv"})
 

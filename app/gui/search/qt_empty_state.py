@@ -48,7 +48,7 @@ FORMAT_NAMES = {
     "zip": "ZIP", "tar": "tar", "compressed": "gzip/bzip2/xz", "image": "images and scans (OCR)",
     "html": "web pages (HTML)", "md": "Markdown", "rst": "reStructuredText", "txt": "plain text",
     "csv": "CSV", "po": "translation catalogues (PO)", "code": "source code and configuration",
-    "subtitles": "subtitles",
+    "subtitles": "subtitles", "man": "manual pages",
 }
 
 

@@ -39,6 +39,7 @@ FILE_TYPES = (
     ("Presentations", "presentation"), ("E-mail", "email"), ("Images and scans (OCR)", "image"),
     ("EPUB", "epub"), ("HTML", "html"), ("TXT", "txt"), ("MD", "md"), ("RST", "rst"), ("CSV", "csv"),
     ("Source code", "code"), ("Subtitles", "subtitles"), ("Translations (PO)", "po"),
+    ("Manual pages", "man"),
 )
 
 
