@@ -148,9 +148,7 @@ def unescape(text: str, strings: Mapping[str, str] = _STRINGS) -> str:
 def _replacement(match: re.Match, strings: Mapping[str, str]) -> str:
     if (name := match.group("string")) is not None:
         return strings.get(_bare(name), "")
-    if (name := match.group("char2")) is not None:
-        return _character(name)
-    if (name := match.group("char")) is not None:
+    if (name := match.group("char2") or match.group("char")) is not None:
         return _character(name)
     if (code := match.group("code")) is not None:
         return chr(int(code)) if int(code) < 0x110000 else ""
@@ -188,7 +186,7 @@ def _arguments(text: str) -> list[str]:
 
 
 PARAGRAPH_BREAKS = frozenset({"PP", "LP", "P", "sp", "HP", "RS", "RE", "Pp", "Lp", "Bl", "El", "YS", "SY",
-                              "TQ", "Ed", "Rs", "Re", "br", "Sx"})
+                              "TQ", "Ed", "Rs", "Re", "br", "Sx", "Bd"})
 HEADINGS = frozenset({"SH", "SS", "Sh", "Ss"})
 # man(7)'s font macros: their arguments in one font, or alternating fonts with no space between.
 _ONE_FONT = frozenset({"B", "I", "R", "SM", "SB"})
@@ -372,7 +370,7 @@ class _Page:
 
     def macro(self, name: str, rest: str) -> None:
         args = _arguments(rest)
-        if name in PARAGRAPH_BREAKS or name == "Bd":
+        if name in PARAGRAPH_BREAKS:
             self.end_paragraph()
         elif name == "TP":
             self.end_paragraph()
@@ -386,15 +384,13 @@ class _Page:
             self.add_words(self.unescape(" ".join(args)))  # none: the next line is in that font
         elif name in _ALTERNATING:
             self.add_words(self.unescape("".join(args)))
-        elif name in ("OP",):
+        elif name == "OP":
             self.add_words("[" + self.unescape(" ".join(args)) + "]")
         elif name in ("D1", "Dl"):
             self.end_line()
             self.lines.append(_mdoc_text(args, self))
         elif name in _MDOC_MACROS:
             self.add_words(_mdoc_text([name, *args], self))
-        elif name == "br":
-            self.end_line()
         elif name in ("UR", "MT") and args:
             self.add_words(args[0])  # a link's address, which the terminal shows too
         elif name in self.defined and name not in _INDEX_ENTRIES:
@@ -424,6 +420,7 @@ class _Page:
 # A condition: an optional "!", then n (a terminal: true), t (typesetter), e/o (even or
 # odd page), d/r/c (defined), a quoted string comparison 'a'b', or a number expression.
 _STRING_TEST = re.compile(r"^(!?)(\S)(.*?)\2(.*?)\2\s*(.*)$")
+_GROFF_REGISTER = ("\\n(.g", "\\n[.g]")  # true: the page is read as groff reads it
 _NUMBER_TEST = re.compile(r"^(!?)\(?(\\n(?:\[[^\]]*\]|\(..|.)|[\d.+\-*/<>=&:()]+)\)?\s*(.*)$")
 
 
@@ -442,9 +439,10 @@ def _condition(text: str) -> tuple[bool, str]:
         return (unescape(left) == unescape(right)) != negated, body
     if match := _NUMBER_TEST.match(text):
         expression, body = match.group(2), match.group(3)
-        holds = expression in ("\\n(.g", "\\n[.g]") or expression.strip("()") not in ("0", "")
-        if expression.startswith("\\n") and expression not in ("\\n(.g", "\\n[.g]"):
-            holds = False  # a register this reader does not keep
+        if expression.startswith("\\n"):
+            holds = expression in _GROFF_REGISTER  # other registers this reader does not keep
+        else:
+            holds = expression.strip("()") not in ("0", "")
         return holds != negated, body
     return False, ""
 
