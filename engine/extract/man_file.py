@@ -186,7 +186,7 @@ def _arguments(text: str) -> list[str]:
 
 
 PARAGRAPH_BREAKS = frozenset({"PP", "LP", "P", "sp", "HP", "RS", "RE", "Pp", "Lp", "Bl", "El", "YS", "SY",
-                              "TQ", "Ed", "Rs", "Re", "br", "Sx", "Bd"})
+                              "TQ", "Ed", "Rs", "Re", "Bd"})
 HEADINGS = frozenset({"SH", "SS", "Sh", "Ss"})
 # man(7)'s font macros: their arguments in one font, or alternating fonts with no space between.
 _ONE_FONT = frozenset({"B", "I", "R", "SM", "SB"})
@@ -230,6 +230,7 @@ class _Page:
         self.name: str | None = None  # mdoc's .Nm, repeated by a bare .Nm
         self.defined: set[str] = set()  # macros the page defines (.de FN), whose arguments are text
         self.strings = dict(_STRINGS)  # and its strings (.ds Aq \(aq)
+        self.registers: set[str] = set()  # the number registers it sets (.nr F 0)
 
     def unescape(self, text: str) -> str:
         return unescape(text, self.strings)
@@ -317,6 +318,8 @@ class _Page:
                 self.defined.add(rest.split()[0])
             self.skip_until = "." if name != "ig" or not rest else rest.split()[0]
             return
+        if name == "nr" and rest:
+            self.registers.add(rest.split()[0])
         if name in ("if", "ie", "el"):
             self.conditional(name, rest)
             return
@@ -356,7 +359,7 @@ class _Page:
         if name == "el":
             holds, body = not self.last_condition, rest
         else:
-            holds, body = _condition(rest)
+            holds, body = _condition(rest, self)
             if name == "ie":
                 self.last_condition = holds
         body = body.strip()
@@ -372,6 +375,8 @@ class _Page:
         args = _arguments(rest)
         if name in PARAGRAPH_BREAKS:
             self.end_paragraph()
+        elif name == "br":
+            self.end_line()
         elif name == "TP":
             self.end_paragraph()
             self.tag_next = True
@@ -418,22 +423,26 @@ class _Page:
 
 
 # A condition: an optional "!", then n (a terminal: true), t (typesetter), e/o (even or
-# odd page), d/r/c (defined), a quoted string comparison 'a'b', or a number expression.
-_STRING_TEST = re.compile(r"^(!?)(\S)(.*?)\2(.*?)\2\s*(.*)$")
+# odd page), d/r (a string or macro, a register: defined?), a string comparison 'a'b'
+# (any delimiter but a backslash, which starts a number expression: \n[.g]), or a number
+# expression.
+_STRING_TEST = re.compile(r"^(!?)([^\s\\])(.*?)\2(.*?)\2\s*(.*)$")
+_DEFINED_TEST = re.compile(r"^([drcmFSv])\s*(\S+)\s*(.*)$")
 _GROFF_REGISTER = ("\\n(.g", "\\n[.g]")  # true: the page is read as groff reads it
 _NUMBER_TEST = re.compile(r"^(!?)\(?(\\n(?:\[[^\]]*\]|\(..|.)|[\d.+\-*/<>=&:()]+)\)?\s*(.*)$")
 
 
-def _condition(text: str) -> tuple[bool, str]:
-    """(whether a condition holds for a terminal, the body after it)."""
+def _condition(text: str, page: _Page) -> tuple[bool, str]:
+    """(whether a condition holds for a terminal reading `page`, the body after it)."""
     text = text.lstrip()
     negated = text.startswith("!")
     rest = text[1:] if negated else text
     if rest[:1] in ("n", "t", "e", "o") and (len(rest) == 1 or not rest[1].isalnum()):
         return (rest[0] in ("n", "o")) != negated, rest[1:]
-    if rest[:1] in ("d", "r", "c", "m", "F", "S", "v") and rest[1:2].isspace():
-        name_and_body = rest[1:].split(None, 1)
-        return negated, name_and_body[1] if len(name_and_body) > 1 else ""  # defined: unknown here
+    if match := _DEFINED_TEST.match(rest):
+        kind, name, body = match.groups()
+        names = page.registers if kind == "r" else page.defined | page.strings.keys() if kind == "d" else ()
+        return (name in names) != negated, body  # c (a glyph), m (a colour): not kept, false
     if match := _STRING_TEST.match(text):
         _, _, left, right, body = match.groups()
         return (unescape(left) == unescape(right)) != negated, body

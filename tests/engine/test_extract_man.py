@@ -181,3 +181,33 @@ def test_gzipped_pages_are_indexed_found_and_filtered_by_type(babelfind_home, tm
         assert [Path(h.path).name for h in library.search('"mime-type"', k=5, mode="keyword")] == ["file.1"]
     finally:
         library.close()
+
+
+def test_line_breaks_cross_references_and_defined_names_read_as_groff_reads_them():
+    page = r""".TH X 1
+.de Mc
+..
+.ds Vx 2.1
+.nr Fl 1
+.SH DESCRIPTION
+first line
+.br
+second line of the same paragraph
+.if \n[.g] \{\
+groff reads \fBthis\fR block.
+.\}
+.if dMc Defined macro.
+.if d Vx Defined string \*(Vx.
+.if r Fl Defined register.
+.if d Nope Undefined.
+.if !d Nope Not defined.
+.Sh FILES
+See
+.Sx ENVIRONMENT
+below.
+"""
+    assert extract_man_page(Path("x.1"), page.encode()).text == (
+        "DESCRIPTION\n\n"
+        "first line\nsecond line of the same paragraph groff reads this block. Defined macro. "
+        "Defined string 2.1. Defined register. Not defined.\n\n"
+        "FILES\n\nSee ENVIRONMENT below.")
