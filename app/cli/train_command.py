@@ -25,7 +25,7 @@ LAM_NONE = ("none", "simcse")
 
 
 def register(subparsers) -> None:
-    from trainer.config import TRAINABLE  # no torch: the settings object only
+    from trainer.config import PAIR_ROLES, TRAINABLE  # no torch: the settings object only
 
     parser = subparsers.add_parser(
         "train", help="fine-tune an encoder on your sentences and/or translation pairs (MixCSE)")
@@ -61,6 +61,9 @@ def register(subparsers) -> None:
     parser.add_argument("--trainable", choices=TRAINABLE, default="all",
                         help="which weights change: all, body (all but the word table), bitfit "
                              "(biases and layer norms only)")
+    parser.add_argument("--pair-roles", choices=PAIR_ROLES, default="same",
+                        help="with --pairs: encode both sides alike (same), or one as a search "
+                             "query and the other as a passage, alternating (query-passage)")
     parser.add_argument("--grad-accum", type=at_least_one, default=1, help="micro-batches per step")
     parser.add_argument("--pooling", choices=("auto", "cls_mlp", "cls", "mean"), default="auto")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
@@ -126,7 +129,8 @@ def build_config(args, paths):
         mono_weight=args.mono_weight, distill_weight=args.distill_weight,
         lam=args.lam, tau=args.tau, lr=args.lr, batch_size=args.batch_size, max_len=args.max_len,
         epochs=args.epochs, max_steps=args.max_steps, eval_steps=args.eval_steps,
-        grad_accum=args.grad_accum, trainable=args.trainable, pooling=args.pooling,
+        grad_accum=args.grad_accum, trainable=args.trainable, pair_roles=args.pair_roles,
+        pooling=args.pooling,
         device=args.device, seed=args.seed, sts_dir=str(sts_dir) if sts_dir else None)
 
 

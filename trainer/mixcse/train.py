@@ -91,7 +91,8 @@ def resolve_config(config: TrainConfig, paths: DataPaths | None = None) -> tuple
     if pooling == "auto":
         pooling = "mean" if base.pooling == "mean" else "cls_mlp"
     prefix = base.query_prefix if config.text_prefix is None else config.text_prefix
-    return replace(config, pooling=pooling, text_prefix=prefix), base.path
+    passage = base.passage_prefix if config.passage_prefix is None else config.passage_prefix
+    return replace(config, pooling=pooling, text_prefix=prefix, passage_prefix=passage), base.path
 
 
 def corpus_for(config: TrainConfig, world_size: int = 1, db_url: str | None = None) -> Corpus:
@@ -258,11 +259,23 @@ class _Run:
             sentences = [prefix + self.corpus.sentences[i] for i in mine]
             return epoch, [(sentences, sentences)]
         pairs = [self.data.pairs.train[i] for i in mine]
-        views = [([prefix + s for s, _ in pairs], [prefix + t for _, t in pairs])]
+        views = [self._pair_view(pairs, step)]
         if len(self.config.loss_weights) > 1:
-            sentences = [prefix + self.corpus.sentences[i] for i in self._mine(self._mono_batch(step))]
+            # the anchor holds passages too when pairs train them
+            own = self.config.passage_prefix if self.config.pair_roles == "query-passage" and step % 2 else prefix
+            sentences = [own + self.corpus.sentences[i] for i in self._mine(self._mono_batch(step))]
             views.append((sentences, sentences))
         return epoch, views
+
+    def _pair_view(self, pairs: list[tuple[str, str]], step: int) -> tuple[list[str], list[str]]:
+        """(left, right) of a batch of pairs, each side with the prefix of its role."""
+        query = self.config.text_prefix
+        if self.config.pair_roles == "same":
+            return [query + s for s, _ in pairs], [query + t for _, t in pairs]
+        if step % 2:  # the translations ask, the sources answer
+            pairs = [(t, s) for s, t in pairs]
+        passage = self.config.passage_prefix
+        return [query + s for s, _ in pairs], [passage + t for _, t in pairs]
 
     def _mine(self, idx: np.ndarray) -> np.ndarray:
         return idx[self.rank * self.config.batch_size:(self.rank + 1) * self.config.batch_size]

@@ -212,3 +212,41 @@ def test_a_many_to_one_file_trains_on_every_pair_and_no_step_repeats_a_sentence(
     for sentences in steps:
         assert len(sentences) == len(set(sentences)), "two pairs of one step share a sentence"
     assert isinstance(events[-1], TrainFinished) and events[-1].held_out["base"]["pairs"] == 15
+
+
+def test_query_passage_roles_alternate_which_side_asks_and_the_model_serves_both_prefixes(tmp_path, model, monkeypatch):
+    """--pair-roles query-passage: each step reads one side as a query, the other as a
+    passage, taking turns, so that both languages learn to ask and to answer; the corpus
+    the anchor holds near the base is read in the step's two roles too."""
+    from trainer.mixcse import train as train_module
+
+    translations = tiny_translations(64)
+    write_pairs(tmp_path / "pairs.tsv", translations)
+    _, corpus = tiny_training_inputs(tmp_path / "corpus", sentences=48, seed=3)
+    views_of_step: dict[int, list[tuple[list[str], list[str]]]] = {}
+    local_views = train_module._Run.local_views
+
+    def recorded(run, step):
+        epoch, views = local_views(run, step)
+        views_of_step[step] = views
+        return epoch, views
+
+    monkeypatch.setattr(train_module._Run, "local_views", recorded)
+    config = pair_config(model, tmp_path / "pairs.tsv", tmp_path / "run", max_steps=4, eval_steps=4,
+                         corpus=(str(corpus),), one_per_line=True, distill_weight=1.0,
+                         pair_roles="query-passage", text_prefix="query: ", passage_prefix="passage: ")
+    events = training_events(train(config))
+    assert isinstance(events[-1], TrainFinished)
+    sources = {source for _, source, _ in translations}
+    assert sorted(views_of_step) == [0, 1, 2, 3]
+    for step, ((left, right), (anchored, _)) in views_of_step.items():
+        assert all(s.startswith("query: ") for s in left) and all(t.startswith("passage: ") for t in right)
+        asking = [s.removeprefix("query: ") for s in left]
+        assert all((s in sources) == (step % 2 == 0) for s in asking), step
+        role = "passage: " if step % 2 else "query: "
+        assert all(s.startswith(role) for s in anchored), step
+    from engine.config import DataPaths
+    from trainer.mixcse.finish import finish_training
+
+    manifest = finish_training(events[-1], "roles", paths=DataPaths(tmp_path / "home"), variants=())
+    assert manifest.prefixes == {"query": "query: ", "passage": "passage: "}
