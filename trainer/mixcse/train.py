@@ -261,21 +261,27 @@ class _Run:
         pairs = [self.data.pairs.train[i] for i in mine]
         views = [self._pair_view(pairs, step)]
         if len(self.config.loss_weights) > 1:
-            # the anchor holds passages too when pairs train them
-            own = self.config.passage_prefix if self.config.pair_roles == "query-passage" and step % 2 else prefix
+            # the anchor holds the corpus in the role the step trains: passages too
+            own = self.config.passage_prefix if self._passage_step(step) else prefix
             sentences = [own + self.corpus.sentences[i] for i in self._mine(self._mono_batch(step))]
             views.append((sentences, sentences))
         return epoch, views
 
     def _pair_view(self, pairs: list[tuple[str, str]], step: int) -> tuple[list[str], list[str]]:
-        """(left, right) of a batch of pairs, each side with the prefix of its role."""
+        """(left, right) of a batch of pairs, each side with the prefix of its role: with
+        query-passage roles the sources ask on even steps, the targets on odd ones."""
         query = self.config.text_prefix
         if self.config.pair_roles == "same":
             return [query + s for s, _ in pairs], [query + t for _, t in pairs]
-        if step % 2:  # the translations ask, the sources answer
+        if self._passage_step(step):
             pairs = [(t, s) for s, t in pairs]
         passage = self.config.passage_prefix
         return [query + s for s, _ in pairs], [passage + t for _, t in pairs]
+
+    def _passage_step(self, step: int) -> bool:
+        """Whether `step` is one where query-passage roles swap: the targets ask, and the
+        anchor holds the corpus as passages."""
+        return self.config.pair_roles == "query-passage" and step % 2 == 1
 
     def _mine(self, idx: np.ndarray) -> np.ndarray:
         return idx[self.rank * self.config.batch_size:(self.rank + 1) * self.config.batch_size]
