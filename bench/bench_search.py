@@ -446,35 +446,35 @@ def print_per_query(rows: list[dict]) -> None:
               f"      answer: {' | '.join(row['expected'])}\n      top 3: {top}")
 
 
-def print_report(results: list[dict]) -> None:
-    for r in results:
-        sizes = ", ".join(f"{r[v]['passages']} {v}" for v in VARIANTS if v in r)
-        some = next(r[v] for v in VARIANTS if v in r)
-        print(f"\n### {r['devset']}  ({some['documents']} documents; passages: {sizes})")
-        print("| reading | top-1 | MRR@10 |\n|---|---|---|")
-        for name, m in {**r["readings"], **{f"Library.search, {k}": v for k, v in r["library"].items()}}.items():
-            print(f"| {name} | {m['top1']:.3f} | {m['mrr10']:.3f} |")
-        if r["sweep"]:
-            print("\nsweep (filtered): top-1 / MRR@10")
-            print("| k \\ beta | " + " | ".join(str(b) for b in SWEEP_BETA) + " |")
-            print("|---" * (len(SWEEP_BETA) + 1) + "|")
-            for k in SWEEP_K:
-                cells = [r["sweep"][f"k={k} beta={b}"] for b in SWEEP_BETA]
-                print(f"| {k} | " + " | ".join(f"{c['top1']:.3f} / {c['mrr10']:.3f}" for c in cells) + " |")
-        if r.get("floor"):
-            print("\nrelevance floor (fused): " + json.dumps(r["floor"]))
-        if r["weights"]:
-            print("\nfused, keyword_weight or SearchConfig fields: top-1 / MRR@10")
-            print("| " + " | ".join(r["weights"]) + " |\n" + "|---" * len(r["weights"]) + "|")
-            print("| " + " | ".join(f"{m['top1']:.3f} / {m['mrr10']:.3f}" for m in r["weights"].values()) + " |")
-        if r["no_answer"]:
-            print("\nno answer (fused): config | unanswerable with no strong match | answerable with the answer strong")
-            for name, m in r["no_answer"].items():
-                print(f"| {name} | {m['no strong match']:.3f} of {m['unanswerable']} | "
-                      f"{m['answer strong']:.3f} of {m['answerable']} |")
-            print("  unanswerable with strong matches (default): "
-                  + "; ".join(r["no_answer"]["default"]["unanswerable with strong matches"]))
-        print_per_query(r["per_query"])
+def print_devset(r: dict) -> None:
+    """One dev set's tables, printed as soon as it is scored (a full run takes many minutes)."""
+    sizes = ", ".join(f"{r[v]['passages']} {v}" for v in VARIANTS if v in r)
+    some = next(r[v] for v in VARIANTS if v in r)
+    print(f"\n### {r['devset']}  ({some['documents']} documents; passages: {sizes})")
+    print("| reading | top-1 | MRR@10 |\n|---|---|---|")
+    for name, m in {**r["readings"], **{f"Library.search, {k}": v for k, v in r["library"].items()}}.items():
+        print(f"| {name} | {m['top1']:.3f} | {m['mrr10']:.3f} |")
+    if r["sweep"]:
+        print("\nsweep (filtered): top-1 / MRR@10")
+        print("| k \\ beta | " + " | ".join(str(b) for b in SWEEP_BETA) + " |")
+        print("|---" * (len(SWEEP_BETA) + 1) + "|")
+        for k in SWEEP_K:
+            cells = [r["sweep"][f"k={k} beta={b}"] for b in SWEEP_BETA]
+            print(f"| {k} | " + " | ".join(f"{c['top1']:.3f} / {c['mrr10']:.3f}" for c in cells) + " |")
+    if r.get("floor"):
+        print("\nrelevance floor (fused): " + json.dumps(r["floor"]))
+    if r["weights"]:
+        print("\nfused, keyword_weight or SearchConfig fields: top-1 / MRR@10")
+        print("| " + " | ".join(r["weights"]) + " |\n" + "|---" * len(r["weights"]) + "|")
+        print("| " + " | ".join(f"{m['top1']:.3f} / {m['mrr10']:.3f}" for m in r["weights"].values()) + " |")
+    if r["no_answer"]:
+        print("\nno answer (fused): config | unanswerable with no strong match | answerable with the answer strong")
+        for name, m in r["no_answer"].items():
+            print(f"| {name} | {m['no strong match']:.3f} of {m['unanswerable']} | "
+                  f"{m['answer strong']:.3f} of {m['answerable']} |")
+        print("  unanswerable with strong matches (default): "
+              + "; ".join(r["no_answer"]["default"]["unanswerable with strong matches"]))
+    print_per_query(r["per_query"])
 
 
 def main(argv=None) -> int:
@@ -499,8 +499,11 @@ def main(argv=None) -> int:
                         help="print each query's rank in every reading and the top 3 documents "
                              "of the default fused search, with their languages")
     args = parser.parse_args(argv)
-    results = [run_devset(name, args) for name in args.devsets]
-    print_report(results)
+    results = []
+    for name in args.devsets:
+        results.append(run_devset(name, args))
+        print_devset(results[-1])
+        sys.stdout.flush()
     (OUT / "bench_search.json").write_text(json.dumps(results, indent=1))
     return 0
 
