@@ -10,8 +10,9 @@ and the snippets. This reads them the way `man` shows them, without running grof
 a user's machine may lack, and which would be one process per page): section headings
 and paragraphs become paragraphs, font changes and size changes vanish, special
 characters (`\\(em`, `\\[u00E9]`, `\\(:a`) become the characters they name, tables
-become one line per row. What only changes the layout (indentation, spacing, macro and
-string definitions, conditional requests) is left out.
+become one line per row, the page's own macros (`.de URL`) and strings (`.ds`) are read
+where it uses them, and conditions are decided as for a terminal. What only changes the
+layout (indentation, spacing, fonts) is left out.
 
 A page is recognised by its name (a section suffix: `ls.1`, `ssl.3ssl`, `foo.man`) and
 its content (a `.TH`, `.Dd` or `.SH` request near the top); a `README.1` of plain text
@@ -208,6 +209,14 @@ _INDEX_ENTRIES = frozenset({"IX"})
 _MDOC_MACROS = _MDOC_CALLABLE | _MDOC_QUOTES.keys() | _MDOC_OPENERS.keys() | {"Fl", "Xr", "Nm", "Nd", "Ns"}
 
 
+# \$1 ... \$9, \$* and \$@ in a macro's body: its arguments.
+_MACRO_ARGUMENT = re.compile(r"\\\$([1-9*@])")
+# Lines of macro bodies one page may read (real pages expand a few thousand), and how deep
+# calls may nest: a page built to loop stops there.
+_MAX_EXPANDED_LINES = 100_000
+_MAX_MACRO_DEPTH = 16
+
+
 class _Page:
     """The page as it is read: finished paragraphs, and the one being filled."""
 
@@ -228,7 +237,10 @@ class _Page:
         self.sections = 0
         self.name_line: str | None = None  # the first section's first paragraph
         self.name: str | None = None  # mdoc's .Nm, repeated by a bare .Nm
-        self.defined: set[str] = set()  # macros the page defines (.de FN), whose arguments are text
+        self.macros: dict[str, list[str]] = {}  # the page's own (.de FN): their bodies, in copy mode
+        self.recording: list[str] | None = None  # the body being defined
+        self.expanded_lines = 0  # lines read from macro bodies, bounded against a page that loops
+        self.macro_depth = 0  # calls of the page's macros inside each other
         self.strings = dict(_STRINGS)  # and its strings (.ds Aq \(aq)
         self.registers: set[str] = set()  # the number registers it sets (.nr F 0)
 
@@ -285,7 +297,9 @@ class _Page:
     def read(self, line: str) -> None:
         if self.skip_until is not None:
             if line[:1] in (".", "'") and line[1:].split()[:1] == [self.skip_until]:
-                self.skip_until = None  # ".." (or ".  ." inside a block), or .ig's own end
+                self.skip_until = self.recording = None  # ".." (or ".  ." inside a block), or .ig's own end
+            elif self.recording is not None:
+                self.recording.append(line.replace("\\\\", "\\"))  # copy mode: \\$1 is \$1
             return
         if self.open_braces:
             self.open_braces = max(self.open_braces + line.count("\\{") - line.count("\\}"), 0)
@@ -313,20 +327,23 @@ class _Page:
         if not parts:
             return
         name, rest = parts[0], parts[1] if len(parts) > 1 else ""
-        if name in ("de", "de1", "am", "ig", "ds1", "dei"):
-            if name != "ig" and rest:
-                self.defined.add(rest.split()[0])
-            self.skip_until = "." if name != "ig" or not rest else rest.split()[0]
+        if name in ("de", "de1", "am", "dei", "ig"):
+            self.start_block(name, rest.split())
+            return
+        if name in ("als", "rn") and len(rest.split()) >= 2:
+            new, old = rest.split()[:2] if name == "als" else rest.split()[1::-1]
+            if old in self.macros:  # .als MTO URL: one body under two names; .rn OLD NEW moves it
+                self.macros[new] = self.macros[old] if name == "als" else self.macros.pop(old)
             return
         if name == "nr" and rest:
             self.registers.add(rest.split()[0])
         if name in ("if", "ie", "el"):
             self.conditional(name, rest)
             return
-        if name in ("ds", "as") and rest:
+        if name in ("ds", "ds1", "as", "as1") and rest:
             key, _, value = rest.partition(" ")
             value = self.unescape(value.lstrip().removeprefix('"'))
-            self.strings[key] = self.strings.get(key, "") + value if name == "as" else value
+            self.strings[key] = self.strings.get(key, "") + value if name.startswith("as") else value
             return
         if name in HEADINGS:
             if rest:
@@ -398,10 +415,42 @@ class _Page:
             self.add_words(_mdoc_text([name, *args], self))
         elif name in ("UR", "MT") and args:
             self.add_words(args[0])  # a link's address, which the terminal shows too
-        elif name in self.defined and name not in _INDEX_ENTRIES:
-            # .FN file.c: text; .INDENT 3.5: a measure
-            self.add_words(self.unescape(" ".join(a for a in args if any(c.isalpha() for c in a))))
+        elif name in self.macros and name not in _INDEX_ENTRIES:
+            self.expand(self.macros[name], args)
         # anything else changes only the layout (.in, .ne, .ft, .ds, .nr, .IX, .UR, ...)
+
+    def start_block(self, request: str, words: list[str]) -> None:
+        """.de/.am NAME [END]: a macro's body follows, up to ".." (or .END), kept to be read
+        where the page calls it; .dei: the same, its name indirect (skipped); .ig [END]: a
+        comment block."""
+        if request == "ig":
+            self.skip_until = words[0] if words else "."
+            return
+        self.skip_until = words[1] if len(words) > 1 else "."
+        if not words or request == "dei":  # .dei names the macro by a string's value: skipped
+            return
+        body = self.macros.setdefault(words[0], []) if request == "am" else []
+        self.macros[words[0]] = self.recording = body
+
+    def expand(self, body: list[str], args: list[str]) -> None:
+        """A call of the page's own macro: its body read with \\$1... standing for `args`
+        (.de URL with "\\fI\\$2\\fP <\\$1>" shows the text, then the address)."""
+        if self.expanded_lines + len(body) > _MAX_EXPANDED_LINES or self.macro_depth >= _MAX_MACRO_DEPTH:
+            return  # a macro calling itself, or a page built to loop
+        self.expanded_lines += len(body)
+        self.macro_depth += 1
+
+        def argument(match: re.Match) -> str:
+            which = match.group(1)
+            if which in ("*", "@"):
+                return " ".join(args)
+            return args[int(which) - 1] if 0 < int(which) <= len(args) else ""
+
+        try:
+            for line in body:
+                self.read(_MACRO_ARGUMENT.sub(argument, line))
+        finally:
+            self.macro_depth -= 1
 
     def table_line(self, line: str) -> None:
         """tbl(1) input between .TS and .TE: options and a format ending in ".", then rows."""
@@ -441,7 +490,7 @@ def _condition(text: str, page: _Page) -> tuple[bool, str]:
         return (rest[0] in ("n", "o")) != negated, rest[1:]
     if match := _DEFINED_TEST.match(rest):
         kind, name, body = match.groups()
-        names = page.registers if kind == "r" else page.defined | page.strings.keys() if kind == "d" else ()
+        names = page.registers if kind == "r" else page.macros.keys() | page.strings.keys() if kind == "d" else ()
         return (name in names) != negated, body  # c (a glyph), m (a colour): not kept, false
     if match := _STRING_TEST.match(text):
         _, _, left, right, body = match.groups()

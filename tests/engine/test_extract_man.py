@@ -111,7 +111,7 @@ def test_a_man_page_reads_as_man_shows_it():
         "Shown by po4a's translations.\n\n"
         "line one\nline two\n\n"
         "Option Meaning\n-c create\n\n"
-        "SEE ALSO\n\ngzip(1), https://www.gnu.org/software/tar the manual Mail bug-tar@gnu.org"
+        "SEE ALSO\n\ngzip(1), the manual <https://www.gnu.org/software/tar>. Mail bug-tar@gnu.org"
     )
 
 
@@ -211,3 +211,41 @@ below.
         "first line\nsecond line of the same paragraph groff reads this block. Defined macro. "
         "Defined string 2.1. Defined register. Not defined.\n\n"
         "FILES\n\nSee ENVIRONMENT below.")
+
+
+def test_a_pages_own_macros_are_expanded_with_their_arguments_and_a_looping_one_stops():
+    page = r""".TH X 1
+.de Vb \" pod2man: begin verbatim text
+.ft CW
+.nf
+.ne \\$1
+..
+.de Ve \" end verbatim text
+.ft R
+.fi
+..
+.de Loop
+again \\$1
+.Loop \\$1
+..
+.de Name END
+\\$2, \\$1
+.END
+.am Name
+(\\$*)
+..
+.SH EXAMPLE
+.Vb 2
+\&  tar \-cf out.tar dir
+\&  tar \-tf out.tar
+.Ve
+.Name Ada Lovelace
+.als Alias Name
+.Alias Grace Hopper
+.Loop x
+"""
+    text = extract_man_page(Path("x.1"), page.encode()).text
+    assert text.startswith(
+        "EXAMPLE\n\ntar -cf out.tar dir\ntar -tf out.tar\n\n"
+        "Lovelace, Ada (Ada Lovelace) Hopper, Grace (Grace Hopper) again x again x")
+    assert text.count("again x") == 16  # nested calls stop at a fixed depth
