@@ -330,13 +330,12 @@ class _Page:
         if name in ("de", "de1", "am", "dei", "ig"):
             self.start_block(name, rest.split())
             return
-        if name in ("als", "rn") and len(rest.split()) >= 2:
-            new, old = rest.split()[:2] if name == "als" else rest.split()[1::-1]
-            if old in self.macros:  # .als MTO URL: one body under two names; .rn OLD NEW moves it
-                self.macros[new] = self.macros[old] if name == "als" else self.macros.pop(old)
+        if name in ("als", "rn"):
+            self.rename(name, rest.split())
             return
         if name == "nr" and rest:
             self.registers.add(rest.split()[0])
+            return
         if name in ("if", "ie", "el"):
             self.conditional(name, rest)
             return
@@ -432,6 +431,14 @@ class _Page:
         body = self.macros.setdefault(words[0], []) if request == "am" else []
         self.macros[words[0]] = self.recording = body
 
+    def rename(self, request: str, words: list[str]) -> None:
+        """.als NEW OLD: one body under two names (.als MTO URL); .rn OLD NEW: moved."""
+        if len(words) < 2:
+            return
+        new, old = (words[0], words[1]) if request == "als" else (words[1], words[0])
+        if old in self.macros:
+            self.macros[new] = self.macros[old] if request == "als" else self.macros.pop(old)
+
     def expand(self, body: list[str], args: list[str]) -> None:
         """A call of the page's own macro: its body read with \\$1... standing for `args`
         (.de URL with "\\fI\\$2\\fP <\\$1>" shows the text, then the address)."""
@@ -444,7 +451,7 @@ class _Page:
             which = match.group(1)
             if which in ("*", "@"):
                 return " ".join(args)
-            return args[int(which) - 1] if 0 < int(which) <= len(args) else ""
+            return args[int(which) - 1] if int(which) <= len(args) else ""  # 1 to 9
 
         try:
             for line in body:
@@ -490,8 +497,13 @@ def _condition(text: str, page: _Page) -> tuple[bool, str]:
         return (rest[0] in ("n", "o")) != negated, rest[1:]
     if match := _DEFINED_TEST.match(rest):
         kind, name, body = match.groups()
-        names = page.registers if kind == "r" else page.macros.keys() | page.strings.keys() if kind == "d" else ()
-        return (name in names) != negated, body  # c (a glyph), m (a colour): not kept, false
+        if kind == "r":
+            defined = name in page.registers
+        elif kind == "d":
+            defined = name in page.macros or name in page.strings
+        else:
+            defined = False  # c (a glyph), m (a colour), ...: not kept here
+        return defined != negated, body
     if match := _STRING_TEST.match(text):
         _, _, left, right, body = match.groups()
         return (unescape(left) == unescape(right)) != negated, body
