@@ -28,6 +28,10 @@ VERSIONS = {
     "maint-guide-it": "1.2.53",
     "maint-guide-ru": "1.2.53",
     "groff": "1.22.4-10",
+    "debian-faq-de": "11.1",
+    "debian-faq-fr": "11.1",
+    "debian-faq-it": "11.1",
+    "debian-faq-ja": "11.1",
 }
 
 

@@ -12,8 +12,12 @@ manual5      the New Maintainers' Guide (11 files: the index page, nine chapters
              appendix), each in one of five languages (de, fr, es, it, ru; no English
              version), among ~100 English licences, READMEs, changelogs and HTML manuals;
              English, same-language and command-lookup queries (questions_manual5.py).
+faq4         the Debian FAQ (15 chapters), each chapter in one of four languages (de, fr,
+             it, ja; no English version), among the English package files of the two sets
+             above; questions in six languages, written as a held-out set after the search
+             settings were chosen on the others (questions_faq4.py).
 
-english-doc, manual5 and xling also carry questions nothing in their folder answers
+english-doc, manual5, xling and faq4 also carry questions nothing in their folder answers
 (questions_no_answer.py, `no_answer.json`), for the "no strong match" reading.
 Translated manuals come from Debian packages pinned in bench/debian_packages.py; the
 package READMEs and licences from /usr/share/doc are frozen lists (bench/devsets_doc_files.py).
@@ -27,8 +31,9 @@ from pathlib import Path
 from debian_packages import unpacked
 from devsets_doc_files import ENGLISH_DOC_PACKAGE_FILES, MANUAL5_PACKAGE_FILES
 from questions_english_doc import ENGLISH_DOC_QUESTIONS
+from questions_faq4 import FAQ4_QUESTIONS
 from questions_manual5 import MANUAL5_QUESTIONS
-from questions_no_answer import ENGLISH_DOC_NO_ANSWER, MANUAL5_NO_ANSWER, XLING_NO_ANSWER
+from questions_no_answer import ENGLISH_DOC_NO_ANSWER, FAQ4_NO_ANSWER, MANUAL5_NO_ANSWER, XLING_NO_ANSWER
 from questions_xling import XLING_QUESTIONS
 
 DOC = Path("/usr/share/doc")
@@ -201,9 +206,43 @@ def build_manual5(folder: Path) -> list[dict]:
             for kind, language, q, *paths in MANUAL5_QUESTIONS]
 
 
+# ---- faq4 ------------------------------------------------------------------------------
+
+# The FAQ's chapters in turn over four languages (its sections 1-14 and 15, "what's next";
+# the colophon left out); each chapter in one language only.
+FAQ4_CHAPTERS = ("basic-defs", "choosing", "compatibility", "contributing", "customizing", "ftparchives",
+                 "getting-debian", "kernel", "nextrelease", "pkg-basics", "pkgtools", "redistributing",
+                 "software", "support", "uptodate")
+FAQ4_LANGUAGES = ("de", "fr", "it", "ja")
+
+
+def faq4_documents() -> dict[str, str]:
+    """{path in the set: language} of the FAQ's chapters."""
+    return {f"faq/{chapter}.{FAQ4_LANGUAGES[i % len(FAQ4_LANGUAGES)]}.html": FAQ4_LANGUAGES[i % len(FAQ4_LANGUAGES)]
+            for i, chapter in enumerate(FAQ4_CHAPTERS)}
+
+
+def build_faq4(folder: Path) -> list[dict]:
+    docs = folder / "docs"
+    for path, language in faq4_documents().items():
+        source = unpacked(f"debian-faq-{language}") / "usr/share/doc/debian/FAQ" / language / Path(path).name
+        copy(source, docs / path)
+    distractors = tuple(dict.fromkeys(ENGLISH_DOC_PACKAGE_FILES + MANUAL5_PACKAGE_FILES))
+    require_doc_files(distractors)
+    for name in distractors:
+        copy(DOC / name, docs / "doc" / name)
+    languages = faq4_documents()
+    queries = []
+    for language, question, expected in FAQ4_QUESTIONS:
+        if languages[expected] == language:
+            raise SystemExit(f"faq4: {question!r} is in the language of its answer {expected}")
+        queries.append({"query": question, "expected": expected, "language": language})
+    return queries
+
+
 def no_answer_questions(name: str) -> list[str]:
     return {"english-doc": ENGLISH_DOC_NO_ANSWER, "manual5": MANUAL5_NO_ANSWER,
-            "xling": XLING_NO_ANSWER}.get(name, [])
+            "xling": XLING_NO_ANSWER, "faq4": FAQ4_NO_ANSWER}.get(name, [])
 
 
 def copy(source: Path, target: Path) -> None:

@@ -89,3 +89,18 @@ XLING_NO_ANSWER = [
     "accélérer un site WordPress trop lent",
     "Wie installiere ich Microsoft Office auf einem Mac",  # "mac": MAC addresses only
 ]
+
+# faq4: the Debian FAQ in four languages among English package files; asked in six
+# languages, grepped in the FAQ's four and in English.
+FAQ4_NO_ANSWER = [
+    "chocolate cake recipe with strawberries",
+    "recette de la ratatouille provençale",
+    "Wie trainiere ich für einen Marathon?",
+    "как перевести деньги на банковскую карту",
+    "what are the opening hours of the Louvre museum",
+    "set up a WireGuard VPN between two offices",
+    "change the desktop wallpaper on Windows 11",
+    "¿Cómo instalo una aplicación de la App Store en mi iPad?",
+    "come si configura una stampante su macOS",  # "macOS": enchant's Apple Spell, fakeroot's pointer; no printers
+    "how do I update the firmware of my home router",  # "firmware": a package name in ftparchives.fr
+]
