@@ -145,3 +145,4 @@ class SearchResults:
     query: ParsedQuery | None = None  # what was searched for: its words to mark (`query.highlight`)
     best_z: float | None = None  # the best candidate's z: the fused score's meaning part is z / best_z
     unknown_names: tuple[str, ...] = ()  # names in the query no passage holds (engine.search.unknown_names)
+    left_out: tuple[tuple[str, int], ...] = ()  # each excluded word or phrase, and the documents it left out

@@ -44,6 +44,7 @@ from engine.index.keyword_index import KeywordIndex
 from engine.index.document_context import DocumentContextConfig
 from engine.index.hubness import HubnessConfig
 from engine.index.live_index import LiveIndex
+from engine.index.restrict import options_as_written
 from engine.langid import detect_language
 from engine.priority import lower_thread_priority
 from engine.integrity import CheckReport, check_library, refuse_lost_database
@@ -384,6 +385,7 @@ class Library:
         if parsed.is_empty:
             return SearchResults((), 0, {}, query=parsed)
         self._catch_up()  # documents another process indexed meanwhile
+        parsed = options_as_written(self.store, self.live.keywords, parsed)
         encoded = vector = language = None
         if mode != "keyword":
             encoded, vector, language = self.query_vector(parsed, encoder)

@@ -9,7 +9,9 @@ Syntax (QUERY_HELP is the text shown by `babelfind search --help` and the window
   "exact phrase"   only passages holding these words in this order (accents and case ignored)
   -word, -"a b"    leave out documents holding the word or phrase
   --option, -rf    searched for as written: two dashes always; one dash when it follows a
-                   word and reads as a command's short flag (see `is_short_flag`)
+                   word and reads as a command's short flag (see `is_short_flag`), or
+                   when the library writes it as an option ("cannot find -lfoo":
+                   engine.index.restrict.options_as_written)
   lang:de          only passages in this language; lang:de,fr for several
   type:pdf         only files of this type; type:pdf,docx for several; type:email, type:image,
                    type:spreadsheet, type:presentation, type:code for kinds
@@ -46,7 +48,8 @@ Query syntax (one search box for all of it):
   "exact phrase"    only passages with exactly these words, in this order
   -word  -"a b"     leave out documents that contain the word or phrase
   --global  -rf     options are searched for: two dashes always, one dash for a short
-                    flag after a word (rm -rf, ls -la, tar -xzf, kill -9); quote a word
+                    flag after a word (rm -rf, ls -la, tar -xzf, kill -9) or for a word
+                    your documents write as an option (cannot find -lfoo); quote a word
                     to leave it out all the same: -"la"
   lang:de           only passages in a language (lang:de,fr for several)
   type:pdf          only files of a type (type:pdf,docx for several; kinds:
@@ -86,6 +89,11 @@ class ParsedQuery:
     words: tuple[str, ...] = ()  # plain words: meaning and keywords
     phrases: tuple[str, ...] = ()  # required, in order
     excluded: tuple[str, ...] = ()  # words or phrases whose documents are left out
+    # Those of `excluded` typed as `-word` after another word, which could be an option
+    # pasted from a command line or a message ("find -name", "cannot find -lfoo"): each
+    # with the position among `words` where it stood. The library decides
+    # (engine.index.restrict.options_as_written).
+    option_like: tuple[tuple[int, str], ...] = ()
     languages: frozenset[str] = field(default_factory=frozenset)
     file_types: frozenset[str] = field(default_factory=frozenset)
     path_prefix: str | None = None
@@ -149,7 +157,7 @@ def parse_query(text: str) -> ParsedQuery:
                                 "are read (the meaning of a long text is in its first paragraphs)", text[:40])
     if text.count('"') % 2:
         raise UnbalancedQuoteError('a quote (") is not closed; close it or remove it', text[text.rfind('"'):])
-    words, phrases, excluded = [], [], []
+    words, phrases, excluded, option_like = [], [], [], []
     filters: dict[str, list[str]] = {k: [] for k in FILTER_KEYS}
     for part in _PART.finditer(text):
         negated = bool(part.group("neg"))
@@ -174,6 +182,8 @@ def parse_query(text: str) -> ParsedQuery:
         if negated and (bare.startswith("-") or (words and is_short_flag(bare))):
             words.append("-" + bare)  # an option pasted from a command line: `--global`, `rm -rf`
             continue
+        if negated and words and bare.isascii():
+            option_like.append((len(words), bare))
         (excluded if negated else words).append(bare)
     phrases, excluded = list(dict.fromkeys(phrases)), list(dict.fromkeys(excluded))
     for what, parts in (("phrases in quotes", phrases), ("excluded words or phrases", excluded)):
@@ -182,6 +192,7 @@ def parse_query(text: str) -> ParsedQuery:
                                     "can be searched for at once", parts[MAX_PHRASES])
     return ParsedQuery(
         words=tuple(words), phrases=tuple(phrases), excluded=tuple(excluded),
+        option_like=tuple(dict.fromkeys(option_like)),
         languages=_languages(filters["lang"]), file_types=_file_types(filters["type"]),
         path_prefix=_path(filters["path"]),
         modified_after=_latest(_date(v, "after") for v in filters["after"]),

@@ -95,9 +95,10 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
             mode: Mode, config: SearchConfig, language: str | None, facet: str | None) -> SearchResults:
     if k <= 0 or query.is_empty or len(indexes.live) == 0:
         return SearchResults((), 0, {})
-    allowed = allowed_passages(indexes.store, indexes.keywords, query)
+    restriction = allowed_passages(indexes.store, indexes.keywords, query)
+    allowed, nothing = restriction.ids, SearchResults((), 0, {}, left_out=restriction.left_out)
     if allowed is not None and len(allowed) == 0:
-        return SearchResults((), 0, {})
+        return nothing
     use_dense = mode != "keyword" and query_vector is not None
     baseline = score_baseline(indexes.live, query_vector, language) if use_dense else None
     dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
@@ -111,7 +112,7 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
     words_found = indexes.keywords.holds_any(keyword_query)
     ids = np.union1d(dense_ids, keyword_ids)
     if len(ids) == 0:
-        return SearchResults((), 0, {})
+        return nothing
     cosine = (_cosines(indexes.live, query_vector, ids, dense, keyword_ids, keyword_scores, config, language)
               if use_dense else np.full(len(ids), np.nan, np.float32))
     keyword = np.zeros(len(ids), np.float32)
@@ -125,7 +126,7 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
     results = _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
                          unanswered, sentence=is_sentence(query, language), facet=facet,
                          weak_language=language if unknown else None)
-    return replace(results, unknown_names=tuple(unknown))
+    return replace(results, unknown_names=tuple(unknown), left_out=restriction.left_out)
 
 
 def is_sentence(query: ParsedQuery, language: str | None) -> bool:

@@ -233,6 +233,7 @@ def run_search(args) -> int:
         return 0
     if not hits:
         print("no results")
+        _print_left_out(results)
         return 0
     terms = results.query.highlight
     strong, weak = [h for h in hits if not h.weak], [h for h in hits if h.weak]
@@ -247,7 +248,15 @@ def run_search(args) -> int:
         if hit.best.explanation is not None:
             print(f"      why: {hit.best.explanation.text()}")
     print(count_line(results))
+    _print_left_out(results)
     return 0
+
+
+def _print_left_out(results) -> None:
+    """Example: "Left out: 17 documents holding “kernel”" (nothing when the query excludes nothing)."""
+    if results.left_out:
+        print("Left out: " + ", ".join(f"{_plural(count, 'document')} holding \u201c{printable(text)}\u201d"
+                                       for text, count in results.left_out))
 
 
 def _unknown_names(results) -> str:

@@ -1,7 +1,8 @@
 """Which passages a query may return, decided before retrieval: filters, phrases, exclusions.
 
     >>> allowed = allowed_passages(store, keywords, parse_query('"hot springs" -hotel lang:ja'))
-    >>> allowed      # sorted int64 passage ids, or None when nothing restricts
+    >>> allowed.ids        # sorted int64 passage ids, or None when nothing restricts
+    >>> allowed.left_out   # (("hotel", 3),): the documents each exclusion left out
 
 Retrieval then searches among exactly these ids (a FAISS id selector, a membership test
 on BM25 hits), so a filter never hides matches behind a top-N cut.
@@ -9,9 +10,11 @@ on BM25 hits), so a filter never hides matches behind a top-N cut.
 
 from __future__ import annotations
 
-import numpy as np
-
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from engine.index.keyword_index import KeywordIndex
 from engine.index.keyword_tokens import Token, tokenize
@@ -20,18 +23,64 @@ from engine.store import Store
 from engine.store.search_queries import Restriction, documents_of_passages, passage_texts, restricted_passage_ids
 
 
-def allowed_passages(store: Store, keywords: KeywordIndex, query: ParsedQuery) -> np.ndarray | None:
-    """Sorted ids of the passages the query allows, or None for "all of them"."""
-    excluded = _excluded_documents(store, keywords, query.excluded_tokens)
+# Passages read to tell whether the library writes a word as an option (options_as_written).
+OPTION_SAMPLE = 100
+
+
+@dataclass(frozen=True)
+class Allowed:
+    ids: np.ndarray | None  # sorted passage ids the query allows; None: all of them
+    left_out: tuple[tuple[str, int], ...] = ()  # each exclusion and how many documents hold it
+
+
+def allowed_passages(store: Store, keywords: KeywordIndex, query: ParsedQuery) -> Allowed:
+    """The passages the query allows, and what its exclusions left out."""
+    excluded = {text: _documents_holding(store, keywords, tokens)
+                for text, tokens in zip(query.excluded, query.excluded_tokens)}
     restriction = Restriction(
         languages=query.languages or None, file_types=query.file_types or None,
         path_prefix=query.path_prefix, modified_after=query.modified_after,
-        modified_before=query.modified_before, excluded_documents=frozenset(excluded))
+        modified_before=query.modified_before, excluded_documents=frozenset().union(*excluded.values()))
     allowed = restricted_passage_ids(store, restriction) if restriction.active else None
     for phrase in query.phrase_tokens:
         holding = phrase_passages(store, keywords, phrase)
         allowed = holding if allowed is None else np.intersect1d(allowed, holding, assume_unique=True)
-    return allowed
+    return Allowed(allowed, tuple((text, len(documents)) for text, documents in excluded.items() if documents))
+
+
+def options_as_written(store: Store, keywords: KeywordIndex, query: ParsedQuery) -> ParsedQuery:
+    """The query with each `-word` it could have pasted from a command line or a message
+    (ParsedQuery.option_like) searched for as written, where the library writes that word
+    as an option: "why do I get cannot find -lfoo" must find the FAQ entry on
+    "ld: cannot find -lfoo", not leave it out. A word the library mostly writes plain
+    ("jaguar -car") stays an exclusion."""
+    options = [(at, word) for at, word in query.option_like if _written_as_option(store, keywords, word)]
+    if not options:
+        return query
+    words = list(query.words)
+    for at, word in sorted(options, reverse=True):  # the later first: earlier positions stay valid
+        words.insert(at, "-" + word)
+    searched = {word for _, word in options}
+    return replace(query, words=tuple(words), option_like=(),
+                   excluded=tuple(text for text in query.excluded if text not in searched))
+
+
+def _written_as_option(store: Store, keywords: KeywordIndex, word: str) -> bool:
+    """Whether the passages holding `word` (the first OPTION_SAMPLE) write it more often
+    after a dash (`-lfoo`) than plain; a dash inside a compound ("start-stop") counts as neither."""
+    tokens = tokenize(word)
+    if len(tokens) != 1:
+        return False
+    ids = keywords.matching([tokens[0].term])[:OPTION_SAMPLE]
+    pattern = re.compile(rf"(?<![\w-])(-?){re.escape(word)}(?![\w-])", re.IGNORECASE)
+    dashed = plain = 0
+    for _passage, _document, text in passage_texts(store, ids.tolist()):
+        for found in pattern.finditer(text):
+            if found.group(1):
+                dashed += 1
+            else:
+                plain += 1
+    return dashed > plain
 
 
 def phrase_passages(store: Store, keywords: KeywordIndex, tokens: Sequence[Token]) -> np.ndarray:
@@ -55,11 +104,7 @@ def contains_sequence(haystack: list[str], needle: list[str]) -> bool:
     return any(haystack[i : i + n] == needle for i, term in enumerate(haystack) if term == first)
 
 
-def _excluded_documents(store: Store, keywords: KeywordIndex,
-                        excluded: Sequence[Sequence[Token]]) -> set[int]:
-    documents: set[int] = set()
-    for tokens in excluded:
-        ids = phrase_passages(store, keywords, tokens)
-        if len(ids):
-            documents |= documents_of_passages(store, ids.tolist())
-    return documents
+def _documents_holding(store: Store, keywords: KeywordIndex, tokens: Sequence[Token]) -> set[int]:
+    """Ids of the documents holding an excluded word or phrase (its `tokens`)."""
+    ids = phrase_passages(store, keywords, tokens)
+    return documents_of_passages(store, ids.tolist()) if len(ids) else set()

@@ -148,3 +148,12 @@ def test_a_passage_in_another_language_than_its_document_is_labelled_with_both(c
                             query=parse_query("texte"))
     answer_with(monkeypatch, results)
     assert "[fr, document en]" in search(capsys, "texte").splitlines()[0]
+
+
+def test_an_exclusion_says_what_it_left_out(cli_library, capsys, tmp_path):
+    lines = search(capsys, "insects that make honey -wasps").splitlines()
+    assert lines[-1] == "Left out: 1 document holding \u201cwasps\u201d"
+    assert not any("wasps.txt" in line for line in lines)
+    # everything in the folder asked for left out: said all the same
+    lines = search(capsys, "honey -honey", path=tmp_path / "docs" / "bees.txt").splitlines()
+    assert lines == ["no results", "Left out: 2 documents holding \u201choney\u201d"]

@@ -142,6 +142,31 @@ def test_command_options_in_a_query_are_searched_for_not_left_out(open_library, 
     assert "climate.txt" not in names(library.search("temperatures -global", k=5))
 
 
+def test_a_dash_word_the_library_writes_as_an_option_is_searched_for(open_library, tmp_path):
+    """"cannot find -lfoo" pasted from a linker's message must find the page that explains
+    it, not leave it out; a word the library writes plain ("-car") stays an exclusion,
+    and every exclusion says what it left out."""
+    library = open_library()
+    index(library, write(tmp_path / "c", {
+        "linker.txt": "Why do I get ld: cannot find -lfoo? The library package lacks its libfoo.so link.",
+        "cars.txt": "A jaguar car is fast; the car dealer sold the jaguar car.",
+        "cats.txt": "The jaguar is a big cat of the rainforest.",
+        "gcc.txt": "Build with gcc -Wall -Werror and read every warning.",
+    }))
+    results = library.search_results("why do I get cannot find -lfoo when linking", k=5)
+    assert names(results.hits)[0] == "linker.txt"
+    assert "-lfoo" in results.query.words and results.query.excluded == () and results.left_out == ()
+    assert results.query.words.index("-lfoo") == results.query.words.index("find") + 1  # where it was typed
+    jaguar = library.search_results("jaguar -car", k=5)
+    assert "cars.txt" not in names(jaguar.hits) and jaguar.left_out == (("car", 1),)
+    # a word at the start is never an option; a phrase is always an exclusion
+    assert library.search_results("-lfoo jaguar", k=5).left_out == (("lfoo", 1),)
+    assert library.search_results('jaguar -"jaguar car"', k=5).left_out == (("jaguar car", 1),)
+    # nothing left: the exclusion is still reported
+    nothing = library.search_results("big cat -jaguar", k=5, path_prefix=str(tmp_path / "c" / "cats.txt"))
+    assert nothing.hits == () and nothing.left_out == (("jaguar", 2),)
+
+
 def test_filters_apply_inside_retrieval_with_counts_over_every_match(open_library, tmp_path):
     library = open_library()
     root = tmp_path / "c"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import shiboken6
@@ -198,6 +199,8 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
             try:
                 parsed = parse_query(query)  # once: both facet searches and the marks use it
                 results = self._search(parsed)
+                if results.query is not None:  # as searched: "-lfoo" may be a word after all
+                    parsed = replace(parsed, words=results.query.words, excluded=results.query.excluded)
             except QuerySyntaxError as e:  # often half typed ("lang:d", an open quote): a hint, not an alarm
                 syntax_error = e
             except BabelfindError as e:
@@ -216,7 +219,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         elapsed_ms = (time.perf_counter() - started) * 1000
         strong_shown = sum(1 for hit in hits if not hit.weak)
         bar.set_result_count(strong_shown, results.total, elapsed_ms if query else None, results.weak_total,
-                             results.unknown_names)
+                             results.unknown_names, results.left_out)
         if syntax_error is not None:
             bar.show_query_error(str(syntax_error))
         self._syntax_error = str(syntax_error) if syntax_error is not None else None

@@ -191,14 +191,14 @@ class QtSearchBar(QWidget):
         self.folder.blockSignals(False)
 
     def set_result_count(self, shown: int, total: int, elapsed_ms: float | None = None, weak: int = 0,
-                         unknown_names: Sequence[str] = ()) -> None:
+                         unknown_names: Sequence[str] = (), left_out: Sequence[tuple[str, int]] = ()) -> None:
         """`shown` of `total` documents that match, and `weak` weaker matches besides
         (result_count_text)."""
         if not self.query():
             self.count_label.setText("")
             return
         self.count_label.setToolTip("")
-        text = result_count_text(shown, total, weak, unknown_names)
+        text = result_count_text(shown, total, weak, unknown_names, left_out)
         self.count_label.setText(text + (f"  ·  {elapsed_ms:.0f} ms" if elapsed_ms is not None else ""))
 
     def show_query_error(self, message: str) -> None:
@@ -297,10 +297,12 @@ _HELP_ROW = re.compile(r"^ {2}(\S.*\S|\S) {2,}(\S(?:(?! {2}).)*)$")
 _HELP_CONTINUED = re.compile(r"^ {6,}\S")  # only spaces where the syntax column stands
 
 
-def result_count_text(shown: int, total: int, weak: int = 0, unknown_names: Sequence[str] = ()) -> str:
+def result_count_text(shown: int, total: int, weak: int = 0, unknown_names: Sequence[str] = (),
+                      left_out: Sequence[tuple[str, int]] = ()) -> str:
     """Example: result_count_text(2, 8, 5) == "2 of 8 documents match  ·  5 weaker"; with
     `unknown_names` (names in the query the library never mentions) and no match,
-    "Nothing mentions “WordPress”  ·  5 weaker"."""
+    "Nothing mentions “WordPress”  ·  5 weaker"; with `left_out` (each excluded word and
+    the documents holding it), "...  ·  17 left out for “kernel”"."""
     if total == 0 and unknown_names:
         text = "Nothing mentions " + ", ".join(f"“{name}”" for name in unknown_names)
     elif total == 0:
@@ -308,4 +310,5 @@ def result_count_text(shown: int, total: int, weak: int = 0, unknown_names: Sequ
     else:
         noun, verb = ("document", "matches") if total == 1 else ("documents", "match")
         text = f"{shown} of {total} {noun} {verb}" if shown != total else f"{total} {noun} {verb}"
-    return text + (f"  ·  {weak} weaker" if weak else "")
+    text += f"  ·  {weak} weaker" if weak else ""
+    return text + "".join(f"  ·  {count} left out for “{word}”" for word, count in left_out)

@@ -54,6 +54,7 @@ def test_count_text():
     assert result_count_text(1, 1, 3) == "1 document matches  ·  3 weaker"
     assert result_count_text(0, 0, 2) == "No documents match  ·  2 weaker"
     assert result_count_text(0, 0) == "No documents match"
+    assert result_count_text(2, 2, 0, (), (("car", 3),)) == "2 documents match  ·  3 left out for “car”"
     assert result_count_text(0, 0, 4, ("WordPress",)) == "Nothing mentions “WordPress”  ·  4 weaker"
     assert result_count_text(1, 1, 0, ("WordPress",)) == "1 document matches"  # in another language
 
@@ -75,3 +76,16 @@ def test_a_name_nothing_mentions_is_named_where_the_count_would_be(qtbot, window
     shown = listed_rows(window)
     assert shown[0] == (QtResultsModel.SEPARATOR_TEXT, True) and ("bees.txt", True) in shown
     assert window.search_bar.count_label.text().startswith(f"Nothing mentions “Kubernetes”  ·  {len(shown) - 1} weaker")
+
+
+def test_an_exclusion_says_what_it_left_out_where_the_count_would_be(qtbot, window, tmp_path):
+    docs = dict(HONEY_DOCS, **{"linker.txt": "ld: cannot find -lhoney, so install the honey library package."})
+    drop_and_wait(qtbot, window, [write_files(tmp_path / "c", docs)])
+    type_query(qtbot, window, "insects that make honey -wasps")
+    assert "wasps.txt" not in [name for name, _ in listed_rows(window)]
+    assert window.search_bar.count_label.text().split("  ·  ")[-2] == "1 left out for “wasps”"
+    # pasted from the linker's message: the library writes it as an option, so it is searched for and marked
+    type_query(qtbot, window, "cannot find -lhoney")
+    assert listed_rows(window)[0] == ("linker.txt", False)
+    assert "left out" not in window.search_bar.count_label.text()
+    assert "lhoney" in window.preview.terms.words
