@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import StoreError
-from engine.index.keyword_tokens import Token, index_terms, tokenize
+from engine.index.keyword_tokens import STOPWORDS, Token, index_terms, tokenize
 from engine.private import private_file, private_folder
 from engine.repairs import move_aside, repaired
 from engine.store import GenerationInfo, Store
@@ -45,34 +45,6 @@ BM25_K1 = 1.2  # FTS5's bm25() constant; the upper bound of one term's weight is
 COMMON_SHARE = 0.05  # a word in more of the passages than this is left out of matching (idf < 2.9)
 PRUNE_MIN_PASSAGES = 2000  # ...in collections at least this large
 FREQUENCIES_CACHED = 50_000  # terms whose passage counts are kept between writes (~5 MB)
-# Function words of the languages people most often mix, folded as `tokenize` folds them.
-# English also loses its auxiliaries, modals and question words ("Can you do this?" has no
-# topic word; "can" alone made a passage about sour fruit a full keyword match). Words
-# that are also names or nouns people search for ("us", "may", "might") stay.
-STOPWORDS = frozenset("""
-a an and are as at be but by for from has have he her his i if in into is it its me my no
-not of on or our she so than that the their them then there these they this to was we were
-what when where which who will with you your
-am been being can could did do does doing had having how must shall should would why him
-those whom whose yours
-aber als am an auch auf aus bei bin bis das dass dem den der des die du ein eine einem einen
-einer eines er es fur hat ich ihr im in ist ja kein mit nach nicht noch nur oder sein sich
-sie sind so uber um und uns von vor war was wie wir zu zum zur
-kann konnen wird werden wurde habe hatte wer wo warum dieser diese dieses ihm ihn ihnen mir mich
-au aux avec ce ces dans de des du elle en est et il ils je la le les leur lui mais me meme
-mes moi mon ne nos notre nous on ou par pas pour qu que qui sa se ses son sur ta te tes toi
-ton tu un une vos votre vous
-peut sont ont ete etre avoir cette cet quoi comment pourquoi
-al algo como con del el ella ellos entre era es esta este esto fue ha hay la las le les lo
-los mas me mi muy no nos o para pero por que se sin sobre su sus te tu un una uno y ya
-ai alla anche che chi con da dal dei della delle di e gli ha il io la le lei lo loro lui ma
-mi ne nei nel noi non per piu quella quello questa questo se si sono su sua suo ti tra un
-uno una
-ao aos as com da das de do dos ela ele em entre era esta eu foi ha isso mais mas na nas nao
-no nos num numa o os ou para pela pelo por qual quando que se sem seu sua tem um uma voce
-aan al bij dat de den der des die dit door een en er het hij hoe ik in is je maar met naar
-niet of om ook op te tot uit van voor was wat wij zij zijn
-""".split())
 
 
 @dataclass(frozen=True)

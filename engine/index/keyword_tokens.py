@@ -97,6 +97,36 @@ _SENTENCE_END = (".", "!", "?", ":", ";")
 _EDGE_PUNCTUATION = "\"'“”‘’«»()[]{}¿¡,.!?:;"
 
 
+# Function words of the languages people most often mix, folded as `tokenize` folds them.
+# English also loses its auxiliaries, modals and question words ("Can you do this?" has no
+# topic word; "can" alone made a passage about sour fruit a full keyword match). Words
+# that are also names or nouns people search for ("us", "may", "might") stay.
+STOPWORDS = frozenset("""
+a an and are as at be but by for from has have he her his i if in into is it its me my no
+not of on or our she so than that the their them then there these they this to was we were
+what when where which who will with you your
+am been being can could did do does doing had having how must shall should would why him
+those whom whose yours
+aber als am an auch auf aus bei bin bis das dass dem den der des die du ein eine einem einen
+einer eines er es fur hat ich ihr im in ist ja kein mit nach nicht noch nur oder sein sich
+sie sind so uber um und uns von vor war was wie wir zu zum zur
+kann konnen wird werden wurde habe hatte wer wo warum dieser diese dieses ihm ihn ihnen mir mich
+au aux avec ce ces dans de des du elle en est et il ils je la le les leur lui mais me meme
+mes moi mon ne nos notre nous on ou par pas pour qu que qui sa se ses son sur ta te tes toi
+ton tu un une vos votre vous
+peut sont ont ete etre avoir cette cet quoi comment pourquoi
+al algo como con del el ella ellos entre era es esta este esto fue ha hay la las le les lo
+los mas me mi muy no nos o para pero por que se sin sobre su sus te tu un una uno y ya
+ai alla anche che chi con da dal dei della delle di e gli ha il io la le lei lo loro lui ma
+mi ne nei nel noi non per piu quella quello questa questo se si sono su sua suo ti tra un
+uno una
+ao aos as com da das de do dos ela ele em entre era esta eu foi ha isso mais mas na nas nao
+no nos num numa o os ou para pela pelo por qual quando que se sem seu sua tem um uma voce
+aan al bij dat de den der des die dit door een en er het hij hoe ik in is je maar met naar
+niet of om ook op te tot uit van voor was wat wij zij zijn
+""".split())
+
+
 def names_in(words: Sequence[str], language: str | None) -> list[str]:
     """The query words that name something (a product, a place, a program), as typed:
     written with a capital after the first letter ("iPhone", "WordPress") or in capitals
