@@ -14,15 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.index.keyword_tokens import Token, tokenize
-
-
-# Short English function words a query often holds; marking them in a snippet is noise
-# (BM25 already gives them almost no weight in the ranking).
-_FUNCTION_WORDS = frozenset(
-    "a an the and or are is was were be for how why what who when where with from into that this "
-    "has have not but you its can does did do our their there than then them they of to in on at by".split()
-)
+from engine.index.keyword_tokens import STOPWORDS, Token, tokenize
 
 
 @dataclass(frozen=True)
@@ -37,8 +29,10 @@ class HighlightTerms:
     def of_tokens(cls, words: Sequence[Token], phrases: Sequence[Sequence[Token]]) -> HighlightTerms:
         """From a parsed query's tokens (engine.query.ParsedQuery.highlight)."""
         terms = frozenset(t.term for t in words)
-        if terms - _FUNCTION_WORDS:  # "why are the bees" marks "bees", not every "the"
-            terms -= _FUNCTION_WORDS
+        # "why are the bees" marks "bees", not every "the"; nor, in an Italian passage,
+        # every article "i" for the English "I": function words of any language go
+        if terms - STOPWORDS:
+            terms -= STOPWORDS
         return cls(terms, tuple(s for s in (tuple(t.term for t in p) for p in phrases) if s))
 
 

@@ -27,6 +27,14 @@ def test_phrases_mark_only_together_and_exclusions_mark_nothing():
     assert marked(text, "wine -red") == ["wine", "wine"]
 
 
+def test_function_words_of_any_language_mark_nothing_beside_a_topic_word():
+    """An English "I" is the Italian article "i": marking it in every Italian passage is noise."""
+    text = "I pacchetti possono essere aggiornati al volo, anche i processi in esecuzione"
+    assert marked(text, "can I update the packages while the processes run") == []
+    assert marked(text, "I aggiornati") == ["aggiornati"]
+    assert marked("the", "the") == ["the"]  # nothing else asked: the word itself is marked
+
+
 def test_cjk_and_accents():
     assert marked("我们去北京旅游", "北京") == ["北京"]
     assert marked("Die Größe zählt", "GROSSE") == ["Größe"]
