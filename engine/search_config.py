@@ -80,11 +80,12 @@ class SearchConfig:
 
 
 # The answer floor and margin of each model measured (bench/bench_answer_floor.py --dump,
-# docs/benchmarks.md "No strong match"): on six dev sets, the highest floor (0.48) and
-# margin (0.02) that keep every right first result strong, together, leave 86-90% of the
-# questions the three folders with such questions do not answer without a strong match.
+# docs/benchmarks.md "No strong match"): on seven dev sets, the highest floor (0.46) and
+# margin (0.02) that keep every right first result strong. The held-out seventh (faq4)
+# lowered the floor from 0.48, set on the other six, where a German question's Italian
+# answer scored 0.462; over 0.46 no question without an answer loses its strong match.
 # Measured in the default space (language-neutral, hubness k=5, beta=0.5), CPU int8 variant.
-ANSWER_FLOORS = {"multilingual-e5-small": 0.48}
+ANSWER_FLOORS = {"multilingual-e5-small": 0.46}
 ANSWER_MARGINS = {"multilingual-e5-small": 0.02}
 
 

@@ -14,8 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import devsets_debian as sets  # noqa: E402
 from bench_search import ranks, shown_rank  # noqa: E402
 from questions_english_doc import ENGLISH_DOC_QUESTIONS  # noqa: E402
+from questions_faq4 import FAQ4_QUESTIONS  # noqa: E402
 from questions_manual5 import MANUAL5_QUESTIONS  # noqa: E402
-from questions_no_answer import ENGLISH_DOC_NO_ANSWER, MANUAL5_NO_ANSWER, XLING_NO_ANSWER  # noqa: E402
+from questions_no_answer import ENGLISH_DOC_NO_ANSWER, FAQ4_NO_ANSWER, MANUAL5_NO_ANSWER, XLING_NO_ANSWER  # noqa: E402
 from questions_xling import XLING_QUESTIONS  # noqa: E402
 
 
@@ -49,6 +50,16 @@ def test_manual5_and_english_doc_answers_are_documents_of_the_set():
     assert len(ENGLISH_DOC_QUESTIONS) >= 25
     assert len({q for q, *_ in ENGLISH_DOC_QUESTIONS}) == len(ENGLISH_DOC_QUESTIONS)
     assert len(ENGLISH_DOC_NO_ANSWER) >= 25 and len(MANUAL5_NO_ANSWER) >= 25
+
+
+def test_faq4_asks_across_languages_about_chapters_each_in_one_language():
+    chapters = sets.faq4_documents()
+    assert len(chapters) == len(sets.FAQ4_CHAPTERS) == 15
+    assert set(chapters.values()) == set(sets.FAQ4_LANGUAGES)
+    for language, question, expected in FAQ4_QUESTIONS:
+        assert chapters[expected] != language, question
+    assert len({language for language, _, _ in FAQ4_QUESTIONS}) >= 5
+    assert sets.no_answer_questions("faq4") == FAQ4_NO_ANSWER and len(set(FAQ4_NO_ANSWER)) == 10
 
 
 def test_xling_has_unanswerable_questions_in_several_languages():
