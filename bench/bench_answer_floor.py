@@ -157,7 +157,7 @@ def rules(rows: list[dict]) -> None:
             cells.append(f"{silent} / {1 - np.mean(read['answerable']):.2f}")
         print(f"| {name} | " + " | ".join(cells) + f" | {np.mean(totals['unanswerable']):.3f} / "
               f"{1 - np.mean(totals['answerable']):.3f} | {np.mean(totals['nonsense']):.2f} |")
-    print("\nThresholds on all six sets:")
+    print(f"\nThresholds on all {len(devsets)} sets:")
     for name, signals in RULES.items():
         thresholds = [_keeping_all(rows, SIGNALS[s]) for s in signals]
         silent = {d: np.mean(_silenced([r for r in rows if r["devset"] == d], signals, thresholds, "unanswerable"))
@@ -168,7 +168,7 @@ def rules(rows: list[dict]) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--devsets", nargs="+", default=["english-doc", "manual5", "mixed", "xling"])
+    parser.add_argument("--devsets", nargs="+", default=["english-doc", "manual5", "mixed", "xling", "faq4"])
     parser.add_argument("--floors", nargs="+", type=float, default=[0.50, 0.52, 0.53, 0.54])
     parser.add_argument("--dump", type=Path, help="write every question's signals to this file")
     parser.add_argument("--rules", type=Path, help="compare floors on a --dump file")
