@@ -36,7 +36,8 @@ def indexed(home_with_tiny, tmp_path):
 def test_a_query_starting_with_a_dash_is_a_query(indexed, capsys):
     capsys.readouterr()
     assert main(["search", "-walrus", "ice", "--mode", "keyword"]) == 0, capsys.readouterr().err
-    assert capsys.readouterr().out.strip() == "no results"  # -walrus left its document out
+    # -walrus left its document out, and says so
+    assert capsys.readouterr().out.splitlines() == ["no results", "Left out: 1 document holding \u201cwalrus\u201d"]
     assert main(["search", "--mode", "keyword", "--", "floe", "-k"]) == 0  # after --, even an option's name
     assert main(["search", "walrus", "-k", "1", "--mode", "keyword"]) == 0
     assert "walrus.txt" in capsys.readouterr().out
