@@ -22,7 +22,7 @@ from engine.extract import SUPPORTED_EXTENSIONS, ExtractedText, TreeDocument, pa
 from engine.extract.base import PAGE_KINDS
 from engine.extract.members import PURE_CONTAINERS
 from engine.junk import passage_text
-from engine.langid import detect_language, detect_languages, document_language
+from engine.langid import detect_language, document_language, passage_languages
 from engine.scan import member_key
 from engine.segment import PassageSpan, Span, segment
 from engine.store import DocumentWrite, FailureWrite, NewPassage
@@ -130,7 +130,7 @@ def _passages(path: Path, extracted: ExtractedText, config) -> tuple[NewPassage,
     texts = [passage_text(extracted.text, s) for s in spans]
     if not texts:
         raise ExtractionError(path, "no text to index")
-    languages = detect_languages(texts)
+    languages = passage_languages(texts)
     return tuple(NewPassage(text, s.start, s.end, page_of(extracted, s.start), lang)
                  for text, s, lang in zip(texts, spans, languages))
 

@@ -35,6 +35,16 @@ SAMPLE_CHARS = 3000
 MIN_KATAKANA_SHARE = 0.25
 # Korean mixed script (hanja) still has this share of Hangul among its CJK letters.
 MIN_HANGUL_SHARE = 0.2
+# A passage takes its document's language when the model gives that language at least
+# this share of its own pick's probability, or at least DOCUMENT_FLOOR while its pick is
+# under UNSURE (passage_languages). On the dev-set folders, mislabelled English passages
+# (names, code, figures) give English 0.04-0.4 and their pick 0.2-0.55; an English
+# paragraph in a Spanish or Russian chapter gives Spanish or Russian under 0.04 and
+# English 0.8-1.0.
+DOCUMENT_SHARE = 0.2
+UNSURE = 0.5
+DOCUMENT_FLOOR = 0.05
+_BY_SCRIPT = ("zh", "ja", "ko")  # decided by script, not by the model (_cjk_language)
 
 # py3langid labels outside ISO 639-1, folded into the language they are closest to
 # for search (dialects, regional languages, creoles); their probabilities are added
@@ -100,7 +110,7 @@ def detect_language(text: str) -> str | None:
     """
     if not isinstance(text, str):
         raise InputError(f"text must be a str, not {type(text).__name__}")
-    text = _NOISE.sub(" ", _sample(text))
+    text = _prepared(text)
     letters = len(_LETTER.findall(text))
     han, hiragana, katakana, hangul = (
         len(p.findall(text)) for p in (_HAN, _HIRAGANA, _KATAKANA, _HANGUL)
@@ -111,6 +121,11 @@ def detect_language(text: str) -> str | None:
     if 2 * cjk >= letters:
         return _cjk_language(han, hiragana, katakana, hangul)
     return _model_language(text)
+
+
+def _prepared(text: str) -> str:
+    """What the model reads of `text`: a sample of a long one, addresses taken out."""
+    return _NOISE.sub(" ", _sample(text))
 
 
 def _sample(text: str) -> str:
@@ -145,13 +160,19 @@ def _model_language(text: str) -> str | None:
 
 def _folded_language(text: str) -> str | None:
     """Sum the probabilities of labels that share an ISO 639-1 code, then pick the best."""
-    folded: dict[str | None, float] = defaultdict(float)
-    for label, probability in _get_identifier().rank(text):
-        folded[iso_639_1(label)] += probability
+    folded = _folded_probabilities(text)
     best = max(folded, key=folded.__getitem__)
     if best is None or folded[best] < MIN_CONFIDENCE:
         return None
     return best
+
+
+def _folded_probabilities(text: str) -> dict[str | None, float]:
+    """The model's probability of each ISO 639-1 language (None: labels that have none)."""
+    folded: dict[str | None, float] = defaultdict(float)
+    for label, probability in _get_identifier().rank(text):
+        folded[iso_639_1(label)] += probability
+    return folded
 
 
 @functools.cache
@@ -177,6 +198,36 @@ def detect_languages(texts: Sequence[str]) -> list[str | None]:
     if isinstance(texts, str):
         raise InputError("detect_languages takes a sequence of texts, not one str")
     return [detect_language(text) for text in texts]
+
+
+def passage_languages(texts: Sequence[str]) -> list[str | None]:
+    """The language of each passage of one document, read with the document's.
+
+    On its own, a passage of bare names, code or figures gets a language from the model's
+    long tail ("Falk Hueffner <falk@debian.org> (alpha-linux) Ray Dassen ..." is
+    Luxembourgish to it, a valgrind table Volapük), and a Spanish heading ("Apéndice A.
+    Técnicas avanzadas") Galician. So a passage the model puts in another language than
+    its document's (`document_language` of the passages) takes the document's when the
+    model finds that one nearly as likely (DOCUMENT_SHARE of the other's probability), or
+    is unsure of its pick (under UNSURE) and gives the document's language DOCUMENT_FLOOR.
+    An English paragraph in a Spanish chapter, of which the model is sure, stays English;
+    a language decided by script (Chinese, Japanese, Korean) stays as it is.
+    """
+    languages = detect_languages(texts)
+    document = document_language(languages, [len(text) for text in texts])
+    if document is None:
+        return languages
+    return [_in_document(text, language, document) if language not in (None, document, *_BY_SCRIPT) else language
+            for text, language in zip(texts, languages)]
+
+
+def _in_document(text: str, language: str, document: str) -> str:
+    """`document` where the model finds it nearly as likely for `text` as `language`."""
+    folded = _folded_probabilities(_prepared(text))
+    own, theirs = folded.get(language, 0.0), folded.get(document, 0.0)
+    if theirs >= DOCUMENT_SHARE * own or (own < UNSURE and theirs >= DOCUMENT_FLOOR):
+        return document
+    return language
 
 
 def document_language(

@@ -10,7 +10,7 @@ import pytest
 
 from engine import langid
 from engine.errors import InputError
-from engine.langid import detect_language, detect_languages, document_language, iso_639_1
+from engine.langid import detect_language, detect_languages, document_language, iso_639_1, passage_languages
 
 
 @pytest.mark.parametrize(
@@ -159,6 +159,41 @@ def test_document_language_is_length_weighted():
     assert document_language(["fr", "it"], [10, 10]) == "fr"  # tie: first met
     assert document_language([None, None], [5, 5]) is None
     assert document_language([], []) is None
+
+
+ENGLISH_PASSAGES = [
+    "The package installs the library and its header files into the usual places on your system.",
+    "Run the configure script first, then build everything with make and install it as root.",
+]
+SHORTLOG = "Aurelio Mancini (1):\nclone: rename static function `dir_exists()`.\n\nLivia Santoro (1):\nt: fix typo"
+CONTRIBUTORS = ("Anke Hoffmann <anke@example.org> (alpha-linux)\nJens Dahlberg <jens@example.org>\n"
+                "Ole Brandt <ole@example.net> (hurd-i386)\nKlaas Vermeulen <klaas@example.org> (netbsd-i386)\n"
+                "Ruud Janssen <ruud@example.org> (ia64-linux)\nPiet Bakker <piet@example.org> (arm-linux)")
+SPANISH_PASSAGES = [
+    "Este capítulo explica cómo se construye un paquete a partir de las fuentes originales del programa.",
+    "Primero hay que instalar las herramientas necesarias y después preparar el directorio de trabajo.",
+]
+SPANISH_HEADING = "Apéndice A. Técnicas avanzadas  Tabla de contenidos  A.1. Bibliotecas compartidas"
+
+
+def test_a_passage_the_model_is_unsure_of_takes_its_documents_language():
+    # alone, a shortlog's names and commit lines are Latin to the model, a Spanish heading Galician
+    assert detect_languages([SHORTLOG, SPANISH_HEADING]) == ["la", "gl"]
+    assert passage_languages(ENGLISH_PASSAGES + [SHORTLOG]) == ["en"] * 3
+    assert passage_languages(SPANISH_PASSAGES + [SPANISH_HEADING]) == ["es"] * 3
+    # Dutch-looking names the model gives English next to nothing (0.007) keep their label
+    assert passage_languages(ENGLISH_PASSAGES * 2 + [CONTRIBUTORS]) == ["en"] * 4 + ["af"]
+
+
+def test_a_passage_the_model_is_sure_of_keeps_its_language():
+    english_in_spanish = ("The dh_make command will create some template configuration files under "
+                          "the debian directory of the source tree.")
+    assert passage_languages(SPANISH_PASSAGES + [english_in_spanish]) == ["es", "es", "en"]
+    # by script, and unknown, as they were; a document of one passage is its own
+    chinese = "你好，世界。这是一个测试句子。"
+    assert passage_languages(ENGLISH_PASSAGES + [chinese, "42 17"]) == ["en", "en", "zh", None]
+    assert passage_languages([SHORTLOG]) == ["la"]
+    assert passage_languages([]) == []
 
 
 def test_bad_input_raises_input_error():

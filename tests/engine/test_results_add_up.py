@@ -16,7 +16,7 @@ from engine.index.fusion import ScoreBaseline
 from engine.library import Library
 from engine.search import _Candidates, _documents
 from engine.search_config import SearchConfig
-from engine.store.schema import Document
+from engine.store.schema import Document, Passage
 from engine.store.search_queries import passage_documents
 
 ENGLISH, FRENCH, GERMAN = NIGHT_TRAIN["en"], NIGHT_TRAIN["fr"], NIGHT_TRAIN["de"]
@@ -115,3 +115,26 @@ def test_strong_documents_come_first_even_when_a_weaker_one_scores_higher(librar
     assert results.hits[1].score < results.hits[2].score
     top_two = _documents(library.store, candidates, ScoreBaseline(0.0, 0.1), "fused", 2, config, sentence=True)
     assert [h.path for h in top_two.hits] == order[:2]
+
+
+def test_a_passage_of_names_in_an_english_file_is_labelled_english(babelfind_home, tmp_path):
+    """Alone, a release note's shortlog is Latin to the language model; read with the rest
+    of its file it is English, so no "Latin" facet appears in an English folder."""
+    fixes = ["clone: rename static function `dir_exists()`.", "t: fix typo in test descriptions",
+             "rerere doc: quote `rerere.enabled`", "gitweb: fix esc_param", "fsck: reduce stack footprint",
+             "Fix parsing numeric color values"]
+    names = ["Marta Rubio", "Nils Stokke", "Gaute Aas", "Tomas Stoa", "Timo Hirvi", "Lars Torva"]
+    shortlog = "\n\n".join(f"{name} (1):\n{fix}" for name, fix in zip(names, fixes))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "RelNotes.txt").write_text("\n\n".join([ENGLISH * 2, shortlog, ENGLISH * 2]), encoding="utf-8")
+    library = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    try:
+        list(library.index_paths([notes]))
+        with library.store.session() as s:
+            texts = {p.text: p.language for p in s.query(Passage)}
+        assert any(text.startswith("Marta Rubio") for text in texts)
+        assert set(texts.values()) <= {"en", None}  # a passage too unclear for any label has none
+        assert set(library.search_results("rename static function Marta Rubio", k=5).languages) == {"en"}
+    finally:
+        library.close()
