@@ -210,6 +210,8 @@ def passage_languages(texts: Sequence[str]) -> list[str | None]:
     its document's (`document_language` of the passages) takes the document's when the
     model finds that one nearly as likely (DOCUMENT_SHARE of the other's probability), or
     is unsure of its pick (under UNSURE) and gives the document's language DOCUMENT_FLOOR.
+    A passage too unclear for any language alone (code, a copyright header: under
+    MIN_CONFIDENCE) takes the document's where that is still the model's likeliest.
     An English paragraph in a Spanish chapter, of which the model is sure, stays English;
     a language decided by script (Chinese, Japanese, Korean) stays as it is.
     """
@@ -217,8 +219,20 @@ def passage_languages(texts: Sequence[str]) -> list[str | None]:
     document = document_language(languages, [len(text) for text in texts])
     if document is None:
         return languages
-    return [_in_document(text, language, document) if language not in (None, document, *_BY_SCRIPT) else language
+    return [_unclear_in_document(text, document) if language is None
+            else _in_document(text, language, document) if language not in (document, *_BY_SCRIPT) else language
             for text, language in zip(texts, languages)]
+
+
+def _unclear_in_document(text: str, document: str) -> str | None:
+    """`document` for a passage too unclear for a language of its own (code, a copyright
+    header) whose likeliest language is still the document's; None for one without
+    letters to judge or in a document of a script-decided language."""
+    prepared = _prepared(text)
+    if len(_LETTER.findall(prepared)) < MIN_LETTER_WEIGHT or document in _BY_SCRIPT:
+        return None
+    folded = _folded_probabilities(prepared)
+    return document if max(folded, key=folded.__getitem__) == document else None
 
 
 def _in_document(text: str, language: str, document: str) -> str:

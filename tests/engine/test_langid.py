@@ -185,6 +185,15 @@ def test_a_passage_the_model_is_unsure_of_takes_its_documents_language():
     assert passage_languages(ENGLISH_PASSAGES * 2 + [CONTRIBUTORS]) == ["en"] * 4 + ["af"]
 
 
+def test_an_unclear_passage_takes_its_documents_language_where_the_model_leans_to_it():
+    code = ("if ( bzerror != BZ_STREAM_END ) { BZ2_bzReadClose ( &bzerror, b ); /* handle error */ } "
+            "else { nBuf = BZ2_bzRead ( &bzerror, b, buf, nWanted ); }")
+    assert detect_languages([code]) == [None]  # too unclear alone
+    assert passage_languages(ENGLISH_PASSAGES + [code]) == ["en"] * 3
+    # figures have no letters to lean on: still no language
+    assert passage_languages(ENGLISH_PASSAGES + ["42 17 3.5"]) == ["en", "en", None]
+
+
 def test_a_passage_the_model_is_sure_of_keeps_its_language():
     english_in_spanish = ("The dh_make command will create some template configuration files under "
                           "the debian directory of the source tree.")
