@@ -89,10 +89,11 @@ class ParsedQuery:
     words: tuple[str, ...] = ()  # plain words: meaning and keywords
     phrases: tuple[str, ...] = ()  # required, in order
     excluded: tuple[str, ...] = ()  # words or phrases whose documents are left out
-    # Those of `excluded` typed as `-word` after another word, which could be an option
-    # pasted from a command line or a message ("find -name", "cannot find -lfoo"): each
-    # with the position among `words` where it stood. The library decides
-    # (engine.index.restrict.options_as_written).
+    # `-word`s typed after another word that could be either an option pasted from a
+    # command line or a message ("cannot find -lfoo", "tar -xzf") or a word to leave out
+    # ("jaguar -car", "license -gpl"): each with its position among `words`, and read as
+    # `is_short_flag` says (a letter cluster without a vowel in `words`, the rest in
+    # `excluded`) until the library decides (engine.index.restrict.options_as_written).
     option_like: tuple[tuple[int, str], ...] = ()
     languages: frozenset[str] = field(default_factory=frozenset)
     file_types: frozenset[str] = field(default_factory=frozenset)
@@ -179,11 +180,11 @@ def parse_query(text: str) -> ParsedQuery:
         bare = part.group("bare")
         if negated and not bare:
             continue
+        if negated and words and bare.isascii() and (_letter_cluster(bare) or not is_short_flag(bare)):
+            option_like.append((len(words), bare))  # `tar -xzf` or `license -gpl`? the library decides
         if negated and (bare.startswith("-") or (words and is_short_flag(bare))):
             words.append("-" + bare)  # an option pasted from a command line: `--global`, `rm -rf`
             continue
-        if negated and words and bare.isascii():
-            option_like.append((len(words), bare))
         (excluded if negated else words).append(bare)
     phrases, excluded = list(dict.fromkeys(phrases)), list(dict.fromkeys(excluded))
     for what, parts in (("phrases in quotes", phrases), ("excluded words or phrases", excluded)):
@@ -215,6 +216,11 @@ def is_short_flag(word: str) -> bool:
     if len(word) <= 2 or "=" in word or any(c.isdigit() for c in word):
         return True
     return word.isascii() and word.isalpha() and not set(word.lower()) & set("aeiouy")
+
+
+def _letter_cluster(word: str) -> bool:
+    """A flag by `is_short_flag` only for having no vowel ("xzf", but also "gpl", "pdf")."""
+    return len(word) > 2 and word.isascii() and word.isalpha() and not set(word.lower()) & set("aeiouy")
 
 
 def _values(raw: list[str]) -> list[str]:

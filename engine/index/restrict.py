@@ -18,7 +18,7 @@ import numpy as np
 
 from engine.index.keyword_index import KeywordIndex
 from engine.index.keyword_tokens import Token, tokenize
-from engine.query import ParsedQuery
+from engine.query import ParsedQuery, is_short_flag
 from engine.store import Store
 from engine.store.search_queries import Restriction, documents_of_passages, passage_texts, restricted_passage_ids
 
@@ -49,28 +49,41 @@ def allowed_passages(store: Store, keywords: KeywordIndex, query: ParsedQuery) -
 
 
 def options_as_written(store: Store, keywords: KeywordIndex, query: ParsedQuery) -> ParsedQuery:
-    """The query with each `-word` it could have pasted from a command line or a message
-    (ParsedQuery.option_like) searched for as written, where the library writes that word
-    as an option: "why do I get cannot find -lfoo" must find the FAQ entry on
-    "ld: cannot find -lfoo", not leave it out. A word the library mostly writes plain
-    ("jaguar -car") stays an exclusion."""
-    options = [(at, word) for at, word in query.option_like if _written_as_option(store, keywords, word)]
-    if not options:
-        return query
-    words = list(query.words)
-    for at, word in sorted(options, reverse=True):  # the later first: earlier positions stay valid
-        words.insert(at, "-" + word)
-    searched = {word for _, word in options}
-    return replace(query, words=tuple(words), option_like=(),
-                   excluded=tuple(text for text in query.excluded if text not in searched))
+    """The query with each `-word` it may have pasted from a command line or a message
+    (ParsedQuery.option_like) read as the library writes that word: searched for where
+    more of the passages holding it write it after a dash ("why do I get cannot find
+    -lfoo" must find the FAQ entry on "ld: cannot find -lfoo", not leave it out), left
+    out where more write it plain ("jaguar -car", "license -gpl"), and as the query's
+    syntax reads it (`is_short_flag`) where the library does not tell ("tar -xzf")."""
+    words, excluded = list(query.words), list(query.excluded)
+    # the later first, so that earlier positions stay valid; at one position the flag
+    # already in `words` was typed after the exclusion to be put before it
+    for at, word in sorted(query.option_like, key=lambda o: (o[0], words[o[0]:o[0] + 1] == ["-" + o[1]]),
+                           reverse=True):
+        in_words = words[at:at + 1] == ["-" + word]
+        option = _reads_as_option(store, keywords, word)
+        if option and not in_words and word in excluded:  # a word typed twice moves once
+            words.insert(at, "-" + word)
+            excluded.remove(word)
+        elif not option and in_words:
+            del words[at]
+            excluded.append(word)
+    if words == list(query.words):
+        return replace(query, option_like=())
+    return replace(query, words=tuple(words), excluded=tuple(dict.fromkeys(excluded)), option_like=())
 
 
-def _written_as_option(store: Store, keywords: KeywordIndex, word: str) -> bool:
-    """Whether the passages holding `word` (the first OPTION_SAMPLE) write it more often
-    after a dash (`-lfoo`) than plain; a dash inside a compound ("start-stop") counts as neither."""
+def _reads_as_option(store: Store, keywords: KeywordIndex, word: str) -> bool:
+    dashed, plain = _how_written(store, keywords, word)
+    return dashed > plain or (dashed == plain and is_short_flag(word))
+
+
+def _how_written(store: Store, keywords: KeywordIndex, word: str) -> tuple[int, int]:
+    """How often the passages holding `word` (the first OPTION_SAMPLE) write it after a
+    dash (`-lfoo`) and plain; a dash inside a compound ("start-stop", "GPL-2+") counts as neither."""
     tokens = tokenize(word)
     if len(tokens) != 1:
-        return False
+        return 0, 0
     ids = keywords.matching([tokens[0].term])[:OPTION_SAMPLE]
     pattern = re.compile(rf"(?<![\w-])(-?){re.escape(word)}(?![\w-])", re.IGNORECASE)
     dashed = plain = 0
@@ -80,7 +93,7 @@ def _written_as_option(store: Store, keywords: KeywordIndex, word: str) -> bool:
                 dashed += 1
             else:
                 plain += 1
-    return dashed > plain
+    return dashed, plain
 
 
 def phrase_passages(store: Store, keywords: KeywordIndex, tokens: Sequence[Token]) -> np.ndarray:

@@ -152,6 +152,7 @@ def test_a_dash_word_the_library_writes_as_an_option_is_searched_for(open_librar
         "cars.txt": "A jaguar car is fast; the car dealer sold the jaguar car.",
         "cats.txt": "The jaguar is a big cat of the rainforest.",
         "gcc.txt": "Build with gcc -Wall -Werror and read every warning.",
+        "gpl.txt": "This licence is the GPL, version 2 or later: the GPL lets you share the program.",
     }))
     results = library.search_results("why do I get cannot find -lfoo when linking", k=5)
     assert names(results.hits)[0] == "linker.txt"
@@ -159,6 +160,11 @@ def test_a_dash_word_the_library_writes_as_an_option_is_searched_for(open_librar
     assert results.query.words.index("-lfoo") == results.query.words.index("find") + 1  # where it was typed
     jaguar = library.search_results("jaguar -car", k=5)
     assert "cars.txt" not in names(jaguar.hits) and jaguar.left_out == (("car", 1),)
+    # a cluster without a vowel is a flag (`tar -xzf`) unless the library writes it plain
+    licences = library.search_results("licence -gpl", k=5)
+    assert licences.query.excluded == ("gpl",) and licences.left_out == (("gpl", 1),)
+    assert "gpl.txt" not in names(licences.hits)
+    assert "-xzf" in library.search_results("tar -xzf backup", k=5).query.words  # nowhere: a flag
     # a word at the start is never an option; a phrase is always an exclusion
     assert library.search_results("-lfoo jaguar", k=5).left_out == (("lfoo", 1),)
     assert library.search_results('jaguar -"jaguar car"', k=5).left_out == (("jaguar car", 1),)

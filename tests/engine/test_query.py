@@ -55,6 +55,9 @@ def test_a_dash_word_after_a_word_is_marked_as_a_possible_option():
     assert q.excluded == ("lfoo", "red wine", "été")
     assert q.option_like == ((2, "lfoo"),)
     assert parse_query("-lfoo linking").option_like == ()
+    # a cluster without a vowel reads as a flag until the library says otherwise ("-gpl")
+    licence = parse_query("licence -gpl -rf")
+    assert licence.words == ("licence", "-gpl", "-rf") and licence.option_like == ((1, "gpl"),)
 
 
 def test_path_filter_expands_home_and_accepts_quotes():
