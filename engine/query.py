@@ -180,7 +180,8 @@ def parse_query(text: str) -> ParsedQuery:
         bare = part.group("bare")
         if negated and not bare:
             continue
-        if negated and words and bare.isascii() and (_letter_cluster(bare) or not is_short_flag(bare)):
+        if (negated and words and bare.isascii() and not bare.startswith("-")
+                and (_letter_cluster(bare) or not is_short_flag(bare))):
             option_like.append((len(words), bare))  # `tar -xzf` or `license -gpl`? the library decides
         if negated and (bare.startswith("-") or (words and is_short_flag(bare))):
             words.append("-" + bare)  # an option pasted from a command line: `--global`, `rm -rf`

@@ -58,6 +58,9 @@ def test_a_dash_word_after_a_word_is_marked_as_a_possible_option():
     # a cluster without a vowel reads as a flag until the library says otherwise ("-gpl")
     licence = parse_query("licence -gpl -rf")
     assert licence.words == ("licence", "-gpl", "-rf") and licence.option_like == ((1, "gpl"),)
+    # two dashes are always an option, and a dash alone ("--" in a sentence) no word at all
+    assert parse_query("lintian --show-overrides").option_like == ()
+    assert parse_query("rose -- slipping to 6.1 percent").option_like == ()
 
 
 def test_path_filter_expands_home_and_accepts_quotes():
