@@ -219,9 +219,15 @@ def passage_languages(texts: Sequence[str]) -> list[str | None]:
     document = document_language(languages, [len(text) for text in texts])
     if document is None:
         return languages
-    return [_unclear_in_document(text, document) if language is None
-            else _in_document(text, language, document) if language not in (document, *_BY_SCRIPT) else language
-            for text, language in zip(texts, languages)]
+    return [_read_in_document(text, language, document) for text, language in zip(texts, languages)]
+
+
+def _read_in_document(text: str, language: str | None, document: str) -> str | None:
+    if language is None:
+        return _unclear_in_document(text, document)
+    if language == document or language in _BY_SCRIPT:
+        return language
+    return _in_document(text, language, document)
 
 
 def _unclear_in_document(text: str, document: str) -> str | None:
