@@ -216,7 +216,7 @@ def is_short_flag(word: str) -> bool:
         return False
     if len(word) <= 2 or "=" in word or any(c.isdigit() for c in word):
         return True
-    return word.isascii() and word.isalpha() and not set(word.lower()) & set("aeiouy")
+    return _letter_cluster(word)
 
 
 def _letter_cluster(word: str) -> bool:

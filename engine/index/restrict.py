@@ -56,20 +56,18 @@ def options_as_written(store: Store, keywords: KeywordIndex, query: ParsedQuery)
     out where more write it plain ("jaguar -car", "license -gpl"), and as the query's
     syntax reads it (`is_short_flag`) where the library does not tell ("tar -xzf")."""
     words, excluded = list(query.words), list(query.excluded)
-    # the later first, so that earlier positions stay valid; at one position the flag
-    # already in `words` was typed after the exclusion to be put before it
-    for at, word in sorted(query.option_like, key=lambda o: (o[0], words[o[0]:o[0] + 1] == ["-" + o[1]]),
-                           reverse=True):
-        in_words = words[at:at + 1] == ["-" + word]
+    # the later first, so that earlier positions stay valid; at one position, the flag the
+    # syntax put in `words` was typed after the word left out, which goes before it
+    for at, word in sorted(query.option_like, key=lambda o: (o[0], is_short_flag(o[1])), reverse=True):
         option = _reads_as_option(store, keywords, word)
-        if option and not in_words and word in excluded:  # a word typed twice moves once
+        if option == is_short_flag(word):  # the library reads it as the syntax did
+            continue
+        if option and word in excluded:  # a word typed twice moves once
             words.insert(at, "-" + word)
             excluded.remove(word)
-        elif not option and in_words:
+        elif not option:
             del words[at]
             excluded.append(word)
-    if words == list(query.words):
-        return replace(query, option_like=())
     return replace(query, words=tuple(words), excluded=tuple(dict.fromkeys(excluded)), option_like=())
 
 
