@@ -15,6 +15,7 @@ import re
 import threading
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from engine.errors import InputError, ModelError
 
@@ -44,7 +45,6 @@ MIN_HANGUL_SHARE = 0.2
 DOCUMENT_SHARE = 0.2
 UNSURE = 0.5
 DOCUMENT_FLOOR = 0.05
-_BY_SCRIPT = ("zh", "ja", "ko")  # decided by script, not by the model (_cjk_language)
 
 # py3langid labels outside ISO 639-1, folded into the language they are closest to
 # for search (dialects, regional languages, creoles); their probabilities are added
@@ -110,6 +110,18 @@ def detect_language(text: str) -> str | None:
     """
     if not isinstance(text, str):
         raise InputError(f"text must be a str, not {type(text).__name__}")
+    return _read(text).language
+
+
+class _Reading(NamedTuple):
+    """What the identifier made of one text."""
+
+    language: str | None
+    by_model: bool  # the model decided (not the script, nor too few letters to judge)
+    folded: dict[str | None, float] | None  # the model's folded probabilities, where it needed them
+
+
+def _read(text: str) -> _Reading:
     text = _prepared(text)
     letters = len(_LETTER.findall(text))
     han, hiragana, katakana, hangul = (
@@ -117,10 +129,10 @@ def detect_language(text: str) -> str | None:
     )
     cjk = han + hiragana + katakana + hangul
     if letters + cjk < MIN_LETTER_WEIGHT:
-        return None
+        return _Reading(None, False, None)
     if 2 * cjk >= letters:
-        return _cjk_language(han, hiragana, katakana, hangul)
-    return _model_language(text)
+        return _Reading(_cjk_language(han, hiragana, katakana, hangul), False, None)
+    return _model_reading(text)
 
 
 def _prepared(text: str) -> str:
@@ -152,15 +164,24 @@ def _model_language(text: str) -> str | None:
     together holds less than 0.5 (and 0.5 > MIN_CONFIDENCE); only closer calls need
     the full ranking. Same answers, about half the time per passage.
     """
+    return _model_reading(text).language
+
+
+def _model_reading(text: str) -> _Reading:
     label, probability = _get_identifier().classify(text)
     if probability > 0.5:
-        return iso_639_1(label)
-    return _folded_language(text)
+        return _Reading(iso_639_1(label), True, None)
+    folded = _folded_probabilities(text)
+    return _Reading(_confident(folded), True, folded)
 
 
 def _folded_language(text: str) -> str | None:
     """Sum the probabilities of labels that share an ISO 639-1 code, then pick the best."""
-    folded = _folded_probabilities(text)
+    return _confident(_folded_probabilities(text))
+
+
+def _confident(folded: dict[str | None, float]) -> str | None:
+    """The likeliest language, if the model gives it MIN_CONFIDENCE."""
     best = max(folded, key=folded.__getitem__)
     if best is None or folded[best] < MIN_CONFIDENCE:
         return None
@@ -215,39 +236,25 @@ def passage_languages(texts: Sequence[str]) -> list[str | None]:
     An English paragraph in a Spanish chapter, of which the model is sure, stays English;
     a language decided by script (Chinese, Japanese, Korean) stays as it is.
     """
-    languages = detect_languages(texts)
-    document = document_language(languages, [len(text) for text in texts])
-    if document is None:
-        return languages
-    return [_read_in_document(text, language, document) for text, language in zip(texts, languages)]
+    if isinstance(texts, str) or not all(isinstance(text, str) for text in texts):
+        raise InputError("passage_languages takes a sequence of str")
+    readings = [_read(text) for text in texts]
+    document = document_language([r.language for r in readings], [len(text) for text in texts])
+    return [_in_document(text, reading, document) for text, reading in zip(texts, readings)]
 
 
-def _read_in_document(text: str, language: str | None, document: str) -> str | None:
-    if language is None:
-        return _unclear_in_document(text, document)
-    if language == document or language in _BY_SCRIPT:
-        return language
-    return _in_document(text, language, document)
-
-
-def _unclear_in_document(text: str, document: str) -> str | None:
-    """`document` for a passage too unclear for a language of its own (code, a copyright
-    header) whose likeliest language is still the document's; None for one without
-    letters to judge or in a document of a script-decided language."""
-    prepared = _prepared(text)
-    if len(_LETTER.findall(prepared)) < MIN_LETTER_WEIGHT or document in _BY_SCRIPT:
-        return None
-    folded = _folded_probabilities(prepared)
-    return document if max(folded, key=folded.__getitem__) == document else None
-
-
-def _in_document(text: str, language: str, document: str) -> str:
-    """`document` where the model finds it nearly as likely for `text` as `language`."""
-    folded = _folded_probabilities(_prepared(text))
-    own, theirs = folded.get(language, 0.0), folded.get(document, 0.0)
+def _in_document(text: str, reading: _Reading, document: str | None) -> str | None:
+    """The passage's language once its document's is known: the document's where the
+    model's own reading leans that way (passage_languages), else the reading's."""
+    if document is None or not reading.by_model or reading.language == document:
+        return reading.language
+    folded = reading.folded or _folded_probabilities(_prepared(text))
+    if reading.language is None:  # too unclear alone: the document's if still the likeliest
+        return document if max(folded, key=folded.__getitem__) == document else None
+    own, theirs = folded.get(reading.language, 0.0), folded.get(document, 0.0)
     if theirs >= DOCUMENT_SHARE * own or (own < UNSURE and theirs >= DOCUMENT_FLOOR):
         return document
-    return language
+    return reading.language
 
 
 def document_language(
