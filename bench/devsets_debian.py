@@ -218,20 +218,20 @@ FAQ4_LANGUAGES = ("de", "fr", "it", "ja")
 
 def faq4_documents() -> dict[str, str]:
     """{path in the set: language} of the FAQ's chapters."""
-    return {f"faq/{chapter}.{FAQ4_LANGUAGES[i % len(FAQ4_LANGUAGES)]}.html": FAQ4_LANGUAGES[i % len(FAQ4_LANGUAGES)]
-            for i, chapter in enumerate(FAQ4_CHAPTERS)}
+    languages = (FAQ4_LANGUAGES[i % len(FAQ4_LANGUAGES)] for i in range(len(FAQ4_CHAPTERS)))
+    return {f"faq/{chapter}.{language}.html": language for chapter, language in zip(FAQ4_CHAPTERS, languages)}
 
 
 def build_faq4(folder: Path) -> list[dict]:
     docs = folder / "docs"
-    for path, language in faq4_documents().items():
+    languages = faq4_documents()
+    for path, language in languages.items():
         source = unpacked(f"debian-faq-{language}") / "usr/share/doc/debian/FAQ" / language / Path(path).name
         copy(source, docs / path)
     distractors = tuple(dict.fromkeys(ENGLISH_DOC_PACKAGE_FILES + MANUAL5_PACKAGE_FILES))
     require_doc_files(distractors)
     for name in distractors:
         copy(DOC / name, docs / "doc" / name)
-    languages = faq4_documents()
     queries = []
     for language, question, expected in FAQ4_QUESTIONS:
         if languages[expected] == language:
