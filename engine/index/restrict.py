@@ -55,6 +55,8 @@ def options_as_written(store: Store, keywords: KeywordIndex, query: ParsedQuery)
     -lfoo" must find the FAQ entry on "ld: cannot find -lfoo", not leave it out), left
     out where more write it plain ("jaguar -car", "license -gpl"), and as the query's
     syntax reads it (`is_short_flag`) where the library does not tell ("tar -xzf")."""
+    if not query.option_like:  # the query as it came, with the tokens it has cached
+        return query
     words, excluded = list(query.words), list(query.excluded)
     # the later first, so that earlier positions stay valid; at one position, the flag the
     # syntax put in `words` was typed after the word left out, which goes before it
