@@ -52,7 +52,7 @@ from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_messa
 from engine.query import ParsedQuery, parse_query, with_filters
 from engine.scan import key_path, path_key, user_path
 from engine.search import Mode, SearchIndexes, is_sentence, run_search
-from engine.search_config import ANSWER_FLOORS, ANSWER_MARGINS, SearchConfig
+from engine.search_config import ANSWER_FLOORS, ANSWER_MARGINS, NAME_ABSENT_FLOORS, SearchConfig
 from engine.store import Store
 from engine.store.catalog import passage_catalog
 from engine.store.urls import mask_url, sqlite_file
@@ -540,13 +540,14 @@ class Library:
 
 
 def default_search_config(live: LiveIndex) -> SearchConfig:
-    """SearchConfig with the answer floor and margin measured for this generation's model,
-    where they were measured in the space its scores are made in
-    (engine.search_config.ANSWER_FLOORS, ANSWER_MARGINS)."""
+    """SearchConfig with the answer floor and margin and the name floor measured for this
+    generation's model, where they were measured in the space its scores are made in
+    (engine.search_config.ANSWER_FLOORS, ANSWER_MARGINS, NAME_ABSENT_FLOORS)."""
     if live.means is None or live.hubness_config != HubnessConfig() or live.context_config != DocumentContextConfig():
         return SearchConfig()
     model = live.generation.model_name
-    return SearchConfig(answer_floor=ANSWER_FLOORS.get(model), answer_margin=ANSWER_MARGINS.get(model))
+    return SearchConfig(answer_floor=ANSWER_FLOORS.get(model), answer_margin=ANSWER_MARGINS.get(model),
+                        name_absent_floor=NAME_ABSENT_FLOORS.get(model))
 
 
 def indexer_config(paths: DataPaths, priority: str | None = None) -> IndexerConfig:

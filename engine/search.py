@@ -43,6 +43,7 @@ from engine.highlight import HighlightTerms, match_spans
 from engine.index.keyword_index import KeywordIndex, KeywordQuery
 from engine.index.keyword_tokens import names_identifier, names_in
 from engine.index.live_index import LiveIndex
+from engine.index.name_spelling import passages_that_may_name
 from engine.query import ParsedQuery
 from engine.search_config import SearchConfig, meaning_floor
 from engine.index.fusion import ScoreBaseline, fuse, score_baseline
@@ -125,7 +126,7 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
     unknown = unknown_names(query, indexes.keywords, language) if config.weak_when_name_unknown else []
     results = _documents(indexes.store, _Candidates(ids, cosine, keyword), baseline, mode, k, config, terms,
                          unanswered, sentence=is_sentence(query, language), facet=facet,
-                         weak_language=language if unknown else None)
+                         unknown=_UnknownNames(tuple(unknown), language) if unknown else None)
     return replace(results, unknown_names=tuple(unknown), left_out=restriction.left_out)
 
 
@@ -313,11 +314,19 @@ def _keyword_candidates(keywords: KeywordIndex, query: KeywordQuery, allowed: np
     return ids[order], scores[order]
 
 
+@dataclass(frozen=True)
+class _UnknownNames:
+    """The names a query uses that no passage holds (unknown_names), and the query's language."""
+
+    names: tuple[str, ...]
+    language: str | None
+
+
 def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mode: Mode, k: int,
                config: SearchConfig, terms: HighlightTerms | None = None, unanswered: bool = False,
-               sentence: bool = False, facet: str | None = None, weak_language: str | None = None) -> SearchResults:
+               sentence: bool = False, facet: str | None = None, unknown: _UnknownNames | None = None) -> SearchResults:
     """Groups matching passages by document: counts over all, full hits for the top k only.
-    Passages in `weak_language` are weaker matches (unknown_names)."""
+    Passages that do not speak of the `unknown` names are weaker matches (_not_naming)."""
     scores, matched = fuse(c.cosine, c.keyword, baseline, mode, config, sentence)
     keep = matched != ""
     order = np.argsort(-scores[keep], kind="stable")
@@ -325,16 +334,19 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
     cosine, keyword = c.cosine[keep][order], c.keyword[keep][order]
     passage_language = passage_languages(store, ids)  # '' where unknown
     strength = _strength(scores, cosine, keyword, baseline, mode)
-    if unanswered:
-        strength = np.minimum(strength, config.weak_below - 1.0)
-    elif weak_language is not None:
-        own = np.fromiter((lang == weak_language for lang in passage_language), bool, len(ids))
-        strength = np.where(own, np.minimum(strength, config.weak_below - 1.0), strength)
     documents = passage_documents(store, ids.tolist())  # removed since the search began: absent
     by_document: dict[str, list[int]] = {}  # path -> positions in `ids`, best first
     for i, pid in enumerate(ids.tolist()):
         if pid in documents:
             by_document.setdefault(documents[pid][0], []).append(i)
+    if unanswered:
+        strength = np.minimum(strength, config.weak_below - 1.0)
+    elif unknown is not None:
+        # a document is as strong as its best passage: only those still strong need reading
+        firsts = np.array([positions[0] for positions in by_document.values()], np.int64)
+        firsts = firsts[strength[firsts] >= config.weak_below]
+        silent = _not_naming(store, ids, cosine, passage_language, firsts, unknown, config)
+        strength = np.where(silent, np.minimum(strength, config.weak_below - 1.0), strength)
     is_strong = {path: bool(strength[positions[0]] >= config.weak_below) for path, positions in by_document.items()}
     # a strong document counts under each language it has a matching passage in: what
     # choosing that facet returns; the counts are the unfiltered search's either way
@@ -362,6 +374,29 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
     best_z = float(baseline.z(np.nan_to_num(c.cosine, nan=-np.inf)).max(initial=-np.inf)) if baseline else None
     return SearchResults(tuple(hits), len(strong), dict(languages), complete=complete,
                          weak_total=len(by_document) - len(strong), best_z=best_z)
+
+
+def _not_naming(store: Store, ids: np.ndarray, cosine: np.ndarray, passage_language: list[str],
+                positions: np.ndarray, unknown: _UnknownNames, config: SearchConfig) -> np.ndarray:
+    """Which passages (of those at `positions`) do not speak of the names the query uses
+    and no passage holds: every one in the query's own language, where an answer would
+    write them; and, under `config.name_absent_floor`, one in another language written in
+    Latin letters that writes none of them, even respelt ("Brasil" for "Brazil": see
+    engine.index.name_spelling). A passage that comes that near may name the thing otherwise
+    ("Keltische See" for "Celtic Sea"); one in another script may transliterate it."""
+    silent = np.zeros(len(ids), bool)
+    own = np.array([passage_language[i] == unknown.language for i in positions], bool)
+    silent[positions[own]] = True
+    if config.name_absent_floor is None:
+        return silent
+    others = positions[~own]
+    doubtful = others[np.nan_to_num(cosine[others], nan=-np.inf) < config.name_absent_floor]
+    if len(doubtful) == 0:
+        return silent
+    texts = {pid: row.text for pid, row in store.passages(ids[doubtful].tolist()).items()}
+    may_name = passages_that_may_name(texts, unknown.names)
+    silent[[i for i in doubtful.tolist() if int(ids[i]) in texts and int(ids[i]) not in may_name]] = True
+    return silent
 
 
 def _in_language(by_document: dict[str, list[int]], passage_language: list[str],

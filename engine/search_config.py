@@ -77,6 +77,14 @@ class SearchConfig:
     # no passage holds ("speed up a slow WordPress website" in a folder of Debian manuals):
     # an answer in its language would name it too (engine.search.unknown_names).
     weak_when_name_unknown: bool = True
+    # ... and so is a passage in another language written in Latin letters that writes none
+    # of those names, not even respelt, when its corrected cosine is under this floor: such
+    # languages keep a name or change a letter or two ("Brasil", "Kanada", "mexicana"), so
+    # it speaks of something else ("build an RPM package for Fedora" against a German chapter
+    # on Debian packages), unless it comes as near as a translation that names the thing
+    # otherwise ("Keltische See" for "Celtic Sea"). A cosine level, measured per model
+    # (NAME_ABSENT_FLOORS); None: passages in other languages keep their strength.
+    name_absent_floor: float | None = None
 
 
 # The answer floor and margin of each model measured (bench/bench_answer_floor.py --dump,
@@ -87,6 +95,10 @@ class SearchConfig:
 # Measured in the default space (language-neutral, hubness k=5, beta=0.5), CPU int8 variant.
 ANSWER_FLOORS = {"multilingual-e5-small": 0.46}
 ANSWER_MARGINS = {"multilingual-e5-small": 0.02}
+# The name floor of each model measured (bench/bench_search.py --configs, docs/benchmarks.md
+# "Names nothing in the library mentions"): the highest that keeps every right first result
+# of seven dev sets strong.
+NAME_ABSENT_FLOORS = {"multilingual-e5-small": 0.59}
 
 
 def meaning_floor(best_z: float, config: SearchConfig) -> float:

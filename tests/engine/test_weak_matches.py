@@ -128,6 +128,34 @@ def test_a_name_the_library_never_mentions_leaves_its_language_without_a_strong_
     assert "bees.txt" in names(off, weak=False)
 
 
+def test_a_latin_script_passage_writing_no_form_of_the_name_is_weaker_under_the_name_floor(library, tmp_path):
+    """Under `name_absent_floor`, a passage in another language written in Latin letters that
+    writes neither the name nor a respelling of it ("Kubernetis") speaks of something else; a
+    passage in another script may transliterate the name and keeps its strength, as does
+    every passage at or over the floor."""
+    other = tmp_path / "other"
+    other.mkdir()
+    german = "Die Honigbienen sammeln den Nektar der Blumen und machen daraus im Bienenstock den Honig"
+    (other / "bienen.txt").write_text(f"{german}, honey bees nectar.", encoding="utf-8")
+    (other / "respelt.txt").write_text(f"{german} auf Kubernetis, honey bees nectar.", encoding="utf-8")
+    (other / "pchely.txt").write_text("Пчёлы собирают нектар с цветов и делают мёд в улье, а пчеловоды "
+                                      "собирают мёд в конце лета: honey bees.", encoding="utf-8")
+    *_, finished = library.index_paths([other])
+    assert finished.summary.indexed == 3
+    query = "honey bees and nectar on Kubernetes"
+    split_off = SearchConfig(weak_below=0.01)  # only the name rules make a match weaker here
+
+    judged = library.search_results(query, k=10, config=dataclasses.replace(split_off, name_absent_floor=1.01))
+    assert set(names(judged, weak=False)) == {"respelt.txt", "pchely.txt"}
+    assert {"bees.txt", "bienen.txt"} <= set(names(judged, weak=True))
+    assert_strong_then_weak(judged)
+    near_enough = library.search_results(query, k=10, config=dataclasses.replace(split_off, name_absent_floor=-1.0))
+    unjudged = library.search_results(query, k=10, config=split_off)
+    for results in (near_enough, unjudged):
+        assert {"bienen.txt", "respelt.txt", "pchely.txt"} <= set(names(results, weak=False))
+        assert "bees.txt" in names(results, weak=True)  # its own language: an answer would name it
+
+
 def test_weak_below_zero_keeps_every_match_strong(library):
     results = library.search_results("honey", k=10, config=SearchConfig(weak_below=0.0))
     assert results.weak_total == 0 and results.total == len(results.hits) >= 2
