@@ -20,7 +20,8 @@ from engine.index.keyword_index import KeywordIndex
 from engine.index.keyword_tokens import Token, tokenize
 from engine.query import ParsedQuery, is_short_flag
 from engine.store import Store
-from engine.store.search_queries import Restriction, documents_of_passages, passage_texts, restricted_passage_ids
+from engine.store.search_queries import (Restriction, documents_of_passages, passage_texts, passages_of_documents,
+                                        restricted_passage_ids)
 
 
 # Passages read to tell whether the library writes a word as an option (options_as_written).
@@ -34,17 +35,22 @@ class Allowed:
 
 
 def allowed_passages(store: Store, keywords: KeywordIndex, query: ParsedQuery) -> Allowed:
-    """The passages the query allows, and what its exclusions left out."""
-    excluded = {text: _documents_holding(store, keywords, tokens)
-                for text, tokens in zip(query.excluded, query.excluded_tokens)}
-    restriction = Restriction(
+    """The passages the query allows, and what its exclusions left out: the documents each
+    one removed from what the query's filters and phrases allow, not from the whole library."""
+    filters = Restriction(
         languages=query.languages or None, file_types=query.file_types or None,
         path_prefix=query.path_prefix, modified_after=query.modified_after,
-        modified_before=query.modified_before, excluded_documents=frozenset().union(*excluded.values()))
-    allowed = restricted_passage_ids(store, restriction) if restriction.active else None
+        modified_before=query.modified_before)
+    allowed = restricted_passage_ids(store, filters) if filters.active else None
     for phrase in query.phrase_tokens:
         holding = phrase_passages(store, keywords, phrase)
         allowed = holding if allowed is None else np.intersect1d(allowed, holding, assume_unique=True)
+    excluded = {text: _documents_holding(store, keywords, tokens, allowed)
+                for text, tokens in zip(query.excluded, query.excluded_tokens)}
+    removed = frozenset().union(*excluded.values())
+    if removed:
+        allowed = (restricted_passage_ids(store, Restriction(excluded_documents=removed)) if allowed is None
+                   else np.setdiff1d(allowed, passages_of_documents(store, removed), assume_unique=True))
     return Allowed(allowed, tuple((text, len(documents)) for text, documents in excluded.items() if documents))
 
 
@@ -117,7 +123,12 @@ def contains_sequence(haystack: list[str], needle: list[str]) -> bool:
     return any(haystack[i : i + n] == needle for i, term in enumerate(haystack) if term == first)
 
 
-def _documents_holding(store: Store, keywords: KeywordIndex, tokens: Sequence[Token]) -> set[int]:
-    """Ids of the documents holding an excluded word or phrase (its `tokens`)."""
+def _documents_holding(store: Store, keywords: KeywordIndex, tokens: Sequence[Token],
+                       within: np.ndarray | None = None) -> set[int]:
+    """Ids of the documents holding an excluded word or phrase (its `tokens`); with
+    `within`, only those with a passage among those sorted passage ids."""
     ids = phrase_passages(store, keywords, tokens)
-    return documents_of_passages(store, ids.tolist()) if len(ids) else set()
+    documents = documents_of_passages(store, ids.tolist()) if len(ids) else set()
+    if within is None or not documents:
+        return documents
+    return documents_of_passages(store, np.intersect1d(passages_of_documents(store, documents), within).tolist())

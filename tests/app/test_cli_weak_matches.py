@@ -156,4 +156,4 @@ def test_an_exclusion_says_what_it_left_out(cli_library, capsys, tmp_path):
     assert not any("wasps.txt" in line for line in lines)
     # everything in the folder asked for left out: said all the same
     lines = search(capsys, "honey -honey", path=tmp_path / "docs" / "bees.txt").splitlines()
-    assert lines == ["no results", "Left out: 2 documents holding \u201choney\u201d"]
+    assert lines == ["no results", "Left out: 1 document holding \u201choney\u201d"]  # bees.txt, not wasps.txt
