@@ -73,6 +73,13 @@ _identifier = None
 _identifier_lock = threading.Lock()
 
 
+def load_language_model() -> None:
+    """Loads the language model now (about 0.6 s) rather than at the first passage or query
+    that needs it: the window's warm-up (Library.warm_up). Raises ModelError as the first
+    use would."""
+    _get_identifier()
+
+
 def _get_identifier():
     """The py3langid model, loaded once per process (about 0.6 s), shared by threads.
 

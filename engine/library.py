@@ -42,10 +42,11 @@ from engine.explain import explain as explain_scores
 from engine.indexer import Indexer, IndexerConfig
 from engine.index.keyword_index import KeywordIndex
 from engine.index.document_context import DocumentContextConfig
+from engine.index.fusion import load_baseline_sample
 from engine.index.hubness import HubnessConfig
 from engine.index.live_index import LiveIndex
 from engine.index.restrict import options_as_written
-from engine.langid import detect_language
+from engine.langid import detect_language, load_language_model
 from engine.priority import lower_thread_priority
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
@@ -347,11 +348,15 @@ class Library:
 
         That is the language means and hubness penalties of a library indexed before them
         (measured once per generation; a rebuild of the vector index from the stored
-        vectors when it held another space, seconds at 100k passages) and the passage
-        catalog search groups and filters by (~250 ms to read at 100k passages).
+        vectors when it held another space, seconds at 100k passages), the passage
+        catalog search groups and filters by (~250 ms to read at 100k passages), the
+        language model that reads the query's language (~0.6 s) and the sample of passages
+        each query's z baseline is measured over (~0.1 s).
         """
         self.live.ensure_corrections(encoder)
         passage_catalog(self.store)
+        load_language_model()
+        load_baseline_sample(self.live)
 
     def search(self, query: str, k: int = 10, *, languages: Collection[str] | None = None,
                path_prefix: str | None = None, file_types: Collection[str] | None = None,

@@ -217,6 +217,23 @@ def test_vectors_in_faiss_are_the_stored_ones_made_language_neutral(library, tmp
     assert found[0, 0] == ids[0] and np.isclose(scores[0, 0], 1.0, atol=1e-5)
 
 
+def test_warm_up_loads_the_language_model_and_the_baseline_sample_the_first_search_uses(
+        library, encoder, tmp_path, monkeypatch):
+    from engine import langid
+    from engine.index import fusion
+
+    library.warm_up(encoder)  # an empty library: nothing to sample, nothing fails
+    finish(library.index_paths([write_corpus(tmp_path / "docs")]))
+    monkeypatch.setattr(langid, "_identifier", None)
+    library.warm_up(encoder)
+    assert langid._identifier is not None
+    monkeypatch.setattr(langid, "_load_identifier", lambda: pytest.fail("the search loaded the language model"))
+    sampled = fusion._samples.get(library.live)
+    assert sampled is not None and len(sampled[2]) == len(library.live)
+    assert Path(library.search("honey bees nectar")[0].path).name == "bees.txt"
+    assert fusion._samples.get(library.live) is sampled  # the warm-up's sample, not read again
+
+
 def test_warm_up_reads_the_catalog_the_first_search_uses(library, encoder, tmp_path, monkeypatch):
     from engine.store import catalog
 
