@@ -380,10 +380,11 @@ def _not_naming(store: Store, ids: np.ndarray, cosine: np.ndarray, passage_langu
                 positions: np.ndarray, unknown: _UnknownNames, config: SearchConfig) -> np.ndarray:
     """Which passages (of those at `positions`) do not speak of the names the query uses
     and no passage holds: every one in the query's own language, where an answer would
-    write them; and, under `config.name_absent_floor`, one in another language written in
-    Latin letters that writes none of them, even respelt ("Brasil" for "Brazil": see
+    write them; and, under `config.name_absent_floor`, one in another language that writes
+    names in Latin letters but none of these, even respelt ("Brasil" for "Brazil": see
     engine.index.name_spelling). A passage that comes that near may name the thing otherwise
-    ("Keltische See" for "Celtic Sea"); one in another script may transliterate it."""
+    ("Keltische See" for "Celtic Sea"); one in another script with no Latin words may
+    transliterate it ("Самсунг")."""
     silent = np.zeros(len(ids), bool)
     own = np.array([passage_language[i] == unknown.language for i in positions], bool)
     silent[positions[own]] = True

@@ -4,8 +4,10 @@ A query may name what no passage of the library holds ("set up a WireGuard VPN")
 written in Latin letters keep such a name, or respell it a little: "Brazil" is "Brasil" in
 Portuguese and "Brésil" in French, "Canada" is "Kanada" in German, "Mexican" "mexicana" in
 Spanish. So a Latin-script passage that writes nothing within a few letters of the name
-does not speak of it (engine.search, SearchConfig.name_absent_floor). Other scripts
-transliterate ("Самсунг"), which no spelling distance reads; their passages are not judged.
+does not speak of it (engine.search, SearchConfig.name_absent_floor), nor does a passage in
+another script that writes other names in Latin letters (a Russian manual's "DESTDIR").
+Where a script transliterates names ("Самсунг"), which no spelling distance reads, and the
+passage holds no Latin words, it is not judged.
 
     >>> sorted(passages_that_may_name({1: "O Brasil e a Índia", 2: "RPMs e pacotes", 3: "Самсунг"}, ["Brazil", "RPM"]))
     [1, 3]
