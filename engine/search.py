@@ -49,7 +49,7 @@ from engine.search_config import SearchConfig, meaning_floor
 from engine.index.fusion import ScoreBaseline, fuse, score_baseline
 from engine.index.restrict import allowed_passages
 from engine.store import PassageRow, Store
-from engine.store.search_queries import passage_documents, passage_languages
+from engine.store.search_queries import passage_documents, passage_languages, passage_texts
 
 SNIPPET_CHARS = 280
 PASSAGES_PER_DOCUMENT = 3
@@ -394,7 +394,7 @@ def _not_naming(store: Store, ids: np.ndarray, cosine: np.ndarray, passage_langu
     doubtful = others[np.nan_to_num(cosine[others], nan=-np.inf) < config.name_absent_floor]
     if len(doubtful) == 0:
         return silent
-    texts = {pid: row.text for pid, row in store.passages(ids[doubtful].tolist()).items()}
+    texts = {pid: text for pid, _document, text in passage_texts(store, ids[doubtful].tolist())}
     may_name = passages_that_may_name(texts, unknown.names)
     silent[[i for i in doubtful.tolist() if int(ids[i]) in texts and int(ids[i]) not in may_name]] = True
     return silent

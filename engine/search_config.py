@@ -77,8 +77,9 @@ class SearchConfig:
     # no passage holds ("speed up a slow WordPress website" in a folder of Debian manuals):
     # an answer in its language would name it too (engine.search.unknown_names).
     weak_when_name_unknown: bool = True
-    # ... and so is a passage in another language written in Latin letters that writes none
-    # of those names, not even respelt, when its corrected cosine is under this floor: such
+    # ... and so is a passage in another language that writes names in Latin letters (Latin
+    # script, or Latin words among another script) but none of those, not even respelt,
+    # when its corrected cosine is under this floor (engine.index.name_spelling): such
     # languages keep a name or change a letter or two ("Brasil", "Kanada", "mexicana"), so
     # it speaks of something else ("build an RPM package for Fedora" against a German chapter
     # on Debian packages), unless it comes as near as a translation that names the thing
