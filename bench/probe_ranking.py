@@ -1,7 +1,8 @@
 """Probes of ranking changes that are not in the product, through the real search of
 bench_search's dev-set homes (fused, the default space): each swaps one function for the
 run and reports top-1 / MRR@10 per setting, and the queries whose rank moved
-(docs/benchmarks.md, "Large documents" and "Pseudo-relevance feedback").
+(docs/benchmarks.md, "Large documents", "Pseudo-relevance feedback" and "A document
+counted by several of its passages").
 
     BABELFIND_TEST_MODELS=<models> python bench/probe_ranking.py \
         --devsets english-doc xling manual5 mixed invoices --form sqrtlog --values 0 0.008 0.016
@@ -22,6 +23,10 @@ documents (an overview chapter that names every topic) is near many questions to
 CSLS (Conneau et al., 2018) and the margin of LASER's mining, r(p) = the mean cosine of p
 to its k nearest passages of other documents (every stored vector, exactly), and the
 score loses beta * (r(p) - median r).
+
+A document counted by several passages (`topm`, values m:a[:q]): each candidate's score
+becomes (1 - a) s + a E, E the mean of its document's m best candidate scores, a document
+with fewer candidates counted at the candidates' q-quantile for the rest (q 0.1).
 
 Pseudo-relevance feedback (`feedback`, values m:alpha): the query vector (in the space
 FAISS holds) moves toward the mean of its m best passages by corrected dense score among
@@ -51,7 +56,7 @@ _default_scores = document_context.DocumentContext.scores
 _default_run_search = engine.library.run_search
 # The probe's current setting (value "0": the default search).
 _setting = {"form": "sqrtlog", "g": 0.0, "m": 0, "alpha": 0.0, "beta": 0.0,
-            "hub_ids": None, "hub_r": None, "hub_median": 0.0}
+            "q": 0.1, "hub_ids": None, "hub_r": None, "hub_median": 0.0}
 
 
 def _counts(context, documents: list[int]) -> np.ndarray:
@@ -82,6 +87,27 @@ def _size_handicapped_scores(self, ids, query, cosines):
     if form == "disp":
         handicap *= _spreads(self, documents)
     return (_default_scores(self, ids, query, cosines) - handicap).astype(np.float32)
+
+
+def _scores_with_document_evidence(self, ids, query, cosines):
+    """DocumentContext.scores for the form topm."""
+    scores = _default_scores(self, ids, query, cosines)
+    m, a = _setting["m"], _setting["alpha"]
+    if not (m and a) or len(scores) < 2:
+        return scores
+    documents = self.documents_of(ids)
+    fill = float(np.quantile(scores, _setting["q"]))
+    order = np.lexsort((-scores, documents))
+    docs_sorted, scores_sorted = documents[order], scores[order]
+    starts = np.flatnonzero(np.r_[True, docs_sorted[1:] != docs_sorted[:-1]])
+    evidence = {}
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(order)
+        best = list(scores_sorted[start:min(end, start + m)])
+        best += [fill] * (m - len(best))
+        evidence[int(docs_sorted[start])] = float(np.mean(best))
+    of_document = np.array([evidence[int(d)] for d in documents], np.float32)
+    return ((1 - a) * scores + a * of_document).astype(np.float32)
 
 
 def _scores_without_library_hubs(self, ids, query, cosines):
@@ -125,7 +151,9 @@ def _run_search_with_feedback(indexes, parsed, vector, k, mode, config, **kwargs
 
 def _install(form: str) -> None:
     """Swaps in the one function the form changes."""
-    if form == "feedback":
+    if form == "topm":
+        document_context.DocumentContext.scores = _scores_with_document_evidence
+    elif form == "feedback":
         engine.library.run_search = _run_search_with_feedback
     else:
         document_context.DocumentContext.scores = (_scores_without_library_hubs if form == "csls"
@@ -140,8 +168,9 @@ def _set(form: str, value: str, library) -> None:
         if _setting["beta"]:
             _setting["hub_ids"], _setting["hub_r"] = _neighbour_means(library, int(first))
             _setting["hub_median"] = float(np.median(_setting["hub_r"]))
-    elif form == "feedback":
-        _setting.update(m=int(first), alpha=float(second or 0))
+    elif form in ("feedback", "topm"):
+        alpha, _, q = second.partition(":")
+        _setting.update(m=int(first), alpha=float(alpha or 0), q=float(q or 0.1))
     else:
         _setting.update(form=form, g=float(value))
 
@@ -168,9 +197,9 @@ def probe(devset: str, form: str, values: list[str]) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devsets", nargs="+", default=["english-doc", "xling", "manual5", "mixed", "invoices"])
-    parser.add_argument("--form", choices=["sqrtlog", "disp", "ctxw", "feedback", "csls"], default="sqrtlog")
+    parser.add_argument("--form", choices=["sqrtlog", "disp", "ctxw", "feedback", "csls", "topm"], default="sqrtlog")
     parser.add_argument("--values", nargs="+", default=["0", "0.008", "0.016"],
-                        help="g for the size forms, m:alpha for feedback, k:beta for csls")
+                        help="g for the size forms, m:alpha for feedback, k:beta for csls, m:a[:q] for topm")
     args = parser.parse_args(argv)
     if args.values[0] != "0":
         args.values.insert(0, "0")  # the default search first: what the others are compared with
