@@ -26,6 +26,14 @@ _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
+class Heading:
+    """A section heading of a document: where it starts in the text, and its words."""
+
+    start: int
+    text: str
+
+
+@dataclass(frozen=True)
 class ExtractedText:
     """Plain text of one document.
 
@@ -42,6 +50,9 @@ class ExtractedText:
         ocr_engine: the OCR engine that read them ("tesseract 5.3.0"), when any did.
         date: the document's own date in epoch seconds (an e-mail's Date header), when
             it has one; the index uses it instead of the file's modification time.
+        headings: the section headings of formats that mark them (HTML and EPUB h1-h6),
+            in text order; a passage is encoded with the one it falls under
+            (engine.passage_context).
     """
 
     text: str
@@ -52,6 +63,7 @@ class ExtractedText:
     ocr_pages: tuple[int, ...] = ()
     ocr_engine: str | None = None
     date: float | None = None
+    headings: tuple[Heading, ...] = ()
 
 
 def page_of(extracted: ExtractedText, offset: int) -> int | None:

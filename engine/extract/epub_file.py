@@ -10,8 +10,8 @@ import zipfile
 from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
-from engine.extract.base import ExtractedText, clean_title
-from engine.extract.html_file import TooDeepError, html_to_text, too_deep
+from engine.extract.base import ExtractedText, Heading, clean_title
+from engine.extract.html_file import TooDeepError, read_html, too_deep
 from engine.extract.docx_file import checked_office_zip
 from engine.extract.limits import Budget
 from engine.extract.text_file import decode_text
@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 _CIPHER_URI = re.compile(rb"""CipherReference[^>]*URI\s*=\s*["']([^"']+)["']""")
 _CONTENT_SUFFIXES = (b".xhtml", b".html", b".htm", b".xml")
+CHAPTER_SEPARATOR = "\n\n"
 
 
 def _check_not_encrypted(path: Path, data: bytes) -> None:
@@ -42,8 +43,9 @@ def _read_book(path: Path, data: bytes):
         return epub.read_epub(io.BytesIO(data), options={"ignore_ncx": True})
 
 
-def _chapter_texts(path: Path, book, budget: Budget) -> list[str]:
-    texts = []
+def _chapters(path: Path, book, budget: Budget) -> list[tuple[str, tuple[Heading, ...]]]:
+    """Each chapter's text and headings, in spine order (empty chapters left out)."""
+    chapters = []
     seen: set[str] = set()
     for idref, _linear in book.spine:
         budget.check_time()
@@ -56,13 +58,23 @@ def _chapter_texts(path: Path, book, budget: Budget) -> list[str]:
             continue
         html = decode_text(item.get_content(), path)
         try:
-            text, _title = html_to_text(html)
+            text, _title, headings = read_html(html)
         except TooDeepError as e:
             raise too_deep(path, e) from e
         budget.add_text(text)
         if text:
-            texts.append(text)
-    return texts
+            chapters.append((text, headings))
+    return chapters
+
+
+def _joined(chapters: list[tuple[str, tuple[Heading, ...]]]) -> tuple[str, tuple[Heading, ...]]:
+    """The chapters' texts separated by a blank line, and their headings at their offsets there."""
+    headings: list[Heading] = []
+    start = 0
+    for text, own in chapters:
+        headings.extend(Heading(start + h.start, h.text) for h in own)
+        start += len(text) + len(CHAPTER_SEPARATOR)
+    return CHAPTER_SEPARATOR.join(text for text, _ in chapters), tuple(headings)
 
 
 def extract_epub(path: Path, data: bytes, budget: Budget | None = None) -> ExtractedText:
@@ -77,9 +89,10 @@ def extract_epub(path: Path, data: bytes, budget: Budget | None = None) -> Extra
     try:
         _check_not_encrypted(path, data)
         book = _read_book(path, data)
-        texts = _chapter_texts(path, book, budget)
+        chapters = _chapters(path, book, budget)
     except (zipfile.BadZipFile, EpubException, KeyError, ValueError, XMLSyntaxError, EOFError) as e:
         raise CorruptDocumentError(path, f"not a valid EPUB file ({e or type(e).__name__})") from e
     titles = book.get_metadata("DC", "title")
     title = clean_title(titles[0][0]) if titles else None
-    return ExtractedText(text="\n\n".join(texts), format="epub", title=title)
+    text, headings = _joined(chapters)
+    return ExtractedText(text=text, format="epub", title=title, headings=headings)

@@ -13,7 +13,7 @@ import dataclasses
 import json
 import zlib
 
-from engine.extract.base import ExtractedText
+from engine.extract.base import ExtractedText, Heading
 
 _TUPLES = ("page_starts", "page_labels", "ocr_pages")
 
@@ -27,4 +27,6 @@ def decode_text(data: bytes) -> ExtractedText:
     fields = json.loads(zlib.decompress(data).decode("utf-8"))
     known = {f.name for f in dataclasses.fields(ExtractedText)}
     fields = {k: (tuple(v) if k in _TUPLES else v) for k, v in fields.items() if k in known}
+    if "headings" in fields:
+        fields["headings"] = tuple(Heading(**h) for h in fields["headings"])
     return ExtractedText(**fields)

@@ -19,8 +19,8 @@ from engine.extract import (
     page_of,
     sniff_format,
 )
-from engine.extract.base import normalise_whitespace
-from engine.extract.html_file import html_to_text
+from engine.extract.base import Heading, normalise_whitespace
+from engine.extract.html_file import html_to_text, read_html
 from engine.extract.markup import strip_markdown, strip_rst
 from engine.extract.pdf_file import join_pages
 from extract_docs import PAGES, encrypt_pdf, make_docx, make_epub, make_odt, make_pdf
@@ -131,6 +131,25 @@ def test_html_article_header_kept_and_deep_nesting_ok():
     assert html_to_text(deep)[0] == "deep"
 
 
+def test_html_headings_are_found_at_their_offsets_not_in_the_table_of_contents():
+    text, title, headings = read_html(
+        "<title>Guide</title><body><ul><li><a href='#c'>4.2. The copyright file</a></li></ul>"
+        "<h2>4.1. The   <b>control</b> file</h2><p>Names the package.</p>"
+        "<h3> </h3><h3><br>4.2. The copyright file</h3><p>Says who wrote it.</p></body>")
+    assert title == "Guide"
+    assert [h.text for h in headings] == ["4.1. The control file", "4.2. The copyright file"]
+    for heading in headings:
+        assert text[heading.start:].startswith(heading.text)
+    assert headings[1].start > text.index("Names the package.")  # the heading, not the contents' link
+    assert "\ufdd0" not in text and "\n\n\n" not in text
+
+
+def test_html_heading_mark_in_the_input_is_only_text():
+    text, _, headings = read_html("<p>a\ufdd0b</p><h1>Title</h1>")
+    assert text == "ab\n\nTitle"
+    assert headings == (Heading(4, "Title"),)
+
+
 def test_pdf_pages_and_offsets(tmp_path):
     got = extract(make_pdf(tmp_path / "three.pdf", PAGES))
     assert got.format == "pdf"
@@ -215,6 +234,8 @@ def test_epub_chapters_in_spine_order(tmp_path):
     assert got.text.index("Moscow") < got.text.index("Vladivostok")
     assert "x()" not in got.text
     assert got.text.startswith("Chapter One\n\nThe line leaves Moscow.")
+    assert [h.text for h in got.headings] == ["Chapter One", "Chapter Two"]
+    assert all(got.text[h.start:].startswith(h.text) for h in got.headings)
 
 
 # --- sniffing --------------------------------------------------------------------------

@@ -104,3 +104,12 @@ def test_unusable_database_url_is_a_store_error(tmp_path):
     with pytest.raises(StoreError) as info:
         Store.open("postgresql+psycopg://nobody:secret@127.0.0.1:1/none?connect_timeout=2")
     assert "secret" not in str(info.value)
+
+
+def test_a_kept_text_comes_back_with_its_pages_and_headings():
+    from engine.extract.base import ExtractedText, Heading
+    from engine.store.texts import decode_text, encode_text
+
+    extracted = ExtractedText("Setup\n\nRun it.\n\nUse\n\nCall it.", "epub", page_starts=(0, 14), title="Guide",
+                              headings=(Heading(0, "Setup"), Heading(14, "Use")))
+    assert decode_text(encode_text(extracted)) == extracted
