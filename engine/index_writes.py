@@ -23,6 +23,7 @@ from engine.extract.base import PAGE_KINDS
 from engine.extract.members import PURE_CONTAINERS
 from engine.junk import passage_text
 from engine.langid import detect_language, document_language, passage_languages
+from engine.passage_context import passage_contexts
 from engine.scan import member_key
 from engine.segment import PassageSpan, Span, segment
 from engine.store import DocumentWrite, FailureWrite, NewPassage
@@ -131,8 +132,11 @@ def _passages(path: Path, extracted: ExtractedText, config) -> tuple[NewPassage,
     if not texts:
         raise ExtractionError(path, "no text to index")
     languages = passage_languages(texts)
-    return tuple(NewPassage(text, s.start, s.end, page_of(extracted, s.start), lang)
-                 for text, s, lang in zip(texts, spans, languages))
+    majority = document_language(languages, [len(t) for t in texts])
+    contexts = passage_contexts(extracted.title, extracted.headings, [(s.start, s.end) for s in spans],
+                                languages, majority)
+    return tuple(NewPassage(text, s.start, s.end, page_of(extracted, s.start), lang, context)
+                 for text, s, lang, context in zip(texts, spans, languages, contexts))
 
 
 def _spans(extracted: ExtractedText, config) -> list[PassageSpan]:

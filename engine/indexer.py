@@ -22,6 +22,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ from engine.extract.sniff import HEAD_BYTES, ZIP_MAGIC, is_pdf, sniff_bytes, sni
 from engine.extract.text_file import bom_encoding
 from engine.index.live_index import LiveIndex
 from engine.index_writes import DocumentPlace, Unsupported, document_outcome, file_type
+from engine.passage_context import CONTEXT_WEIGHT, encode_passages, with_contexts
 from engine.scan import is_excluded, path_key, scan_files, user_path
 from engine.safe_open import open_regular, os_error_reason, read_regular, special_file_reason
 from engine.store import DocumentState, DocumentWrite, FailureWrite, Store
@@ -73,6 +75,9 @@ class IndexerConfig:
     # Read documents in a child process killed at the deadline (engine/extract/isolated.py);
     # False reads them here, where a parser stuck in C code cannot be stopped (to measure).
     extract_in_child: bool = True
+    # How far each passage's vector moves toward its title and section heading's
+    # (engine/passage_context.py); 0 encodes passages by their own words only (to measure).
+    context_weight: float = CONTEXT_WEIGHT
 
 
 # The files read first, a sample spread over the run, so that the time left is estimated
@@ -432,9 +437,12 @@ class Indexer:
                 chars[kind] += n
             began = self.clock()
             with _Timer(run, "encode"):
-                parts.append(self.encoder.encode(texts[start:start + step], kind="passage"))
+                parts.append(encode_passages(self.encoder, texts[start:start + step]))
             run.pace.encoded(len(parts[-1]), chars, self.clock() - began)
-        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+        contexts = [p.context for write in batch.writes for p in write.passages]
+        with _Timer(run, "encode"):
+            return with_contexts(np.concatenate(parts), contexts, partial(encode_passages, self.encoder),
+                                 self.config.context_weight)
 
     def _store_batch(self, run: _Run, root_id: int, writes: list[DocumentWrite]):
         """(removed ids, new ids per stored write, stored writes, failures for the rest).

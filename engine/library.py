@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from engine.config import DataPaths, data_paths
@@ -47,6 +48,7 @@ from engine.index.hubness import HubnessConfig
 from engine.index.live_index import LiveIndex
 from engine.index.restrict import options_as_written
 from engine.langid import detect_language, load_language_model
+from engine.passage_context import encode_passages, with_contexts
 from engine.priority import lower_thread_priority
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
@@ -253,8 +255,10 @@ class Library:
         done = 0
         started = time.monotonic()
         while batch := self.store.passages_without_vectors(building.id, REENCODE_BATCH):
-            ids, texts = zip(*batch)
-            self.store.add_vectors(building.id, ids, encoder.encode(list(texts), kind="passage"))
+            ids, texts, contexts = zip(*batch)
+            vectors = with_contexts(encode_passages(encoder, texts), contexts, partial(encode_passages, encoder),
+                                    self.config.context_weight)
+            self.store.add_vectors(building.id, ids, vectors)
             done += len(ids)
             rate = done / max(time.monotonic() - started, 1e-6)
             eta = max(total - done, 0) / rate

@@ -98,6 +98,9 @@ class Passage(Base):
     end: Mapped[int] = mapped_column(Integer)
     page: Mapped[int | None] = mapped_column(Integer)  # 1-based PDF page
     language: Mapped[str | None] = mapped_column(String(8))
+    # The title and section heading the passage is encoded with (engine.passage_context);
+    # None: its own words only (no title nor heading, or indexed before contexts existed).
+    context: Mapped[str | None] = mapped_column(Text)
 
     document: Mapped[Document] = relationship(back_populates="passages")
 

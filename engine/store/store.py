@@ -52,6 +52,7 @@ class NewPassage:
     end: int
     page: int | None
     language: str | None
+    context: str | None = None  # title and section it is encoded with (engine.passage_context)
 
 
 @dataclass(frozen=True)
@@ -371,7 +372,8 @@ class Store(ExclusionsMixin):
             date=w.date,
         )
         doc.passages = [
-            Passage(ordinal=i, text=p.text, start=p.start, end=p.end, page=p.page, language=p.language)
+            Passage(ordinal=i, text=p.text, start=p.start, end=p.end, page=p.page, language=p.language,
+                    context=p.context)
             for i, p in enumerate(w.passages)
         ]
         s.add(doc)
@@ -443,17 +445,17 @@ class Store(ExclusionsMixin):
         with self.session() as s:
             return [tuple(row) for row in s.execute(query.order_by(Document.id, Passage.ordinal))]
 
-    def passages_without_vectors(self, generation_id: int, limit: int) -> list[tuple[int, str]]:
-        """(passage id, text) of passages that have no vector in this generation yet."""
+    def passages_without_vectors(self, generation_id: int, limit: int) -> list[tuple[int, str, str | None]]:
+        """(passage id, text, context) of passages that have no vector in this generation yet."""
         with self.session() as s:
             has_vector = select(Vector.passage_id).where(Vector.generation_id == generation_id)
             rows = s.execute(
-                select(Passage.id, Passage.text)
+                select(Passage.id, Passage.text, Passage.context)
                 .where(Passage.id.not_in(has_vector))
                 .order_by(Passage.id)
                 .limit(limit)
             )
-            return [(pid, text) for pid, text in rows]
+            return [(pid, text, context) for pid, text, context in rows]
 
     # -- generations and vectors ----------------------------------------------
 

@@ -77,7 +77,7 @@ def test_generations_switch_and_passages_without_vectors(db_url):
     root = store.ensure_root("/docs")
     _, ids = store.write_documents(root, old.id, [write("/docs/a.txt", ["one", "two"])])
     new = store.create_generation("new", 2, "building")
-    assert [pid for pid, _ in store.passages_without_vectors(new.id, 10)] == ids[0]
+    assert [pid for pid, *_ in store.passages_without_vectors(new.id, 10)] == ids[0]
     store.add_vectors(new.id, ids[0], np.ones((2, 2), np.float32))
     assert store.passages_without_vectors(new.id, 10) == []
     store.activate_generation(new.id)
