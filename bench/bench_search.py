@@ -115,18 +115,19 @@ def open_home(devset: str, variant: str, model: str, space: str = "neutral") -> 
 
 def _code_digest() -> str:
     """Changes whenever what turns files into passages changes: extraction, segmentation,
-    the junk filter, the passage sizes and each passage's language (not the rest of the
-    indexer)."""
+    the junk filter, the passage sizes, each passage's language and the context it is
+    encoded with (not the rest of the indexer)."""
     import dataclasses
     import hashlib
 
     digest = hashlib.sha256()
     sources = ["engine/segment.py", "engine/junk.py", "engine/spans.py", "engine/langid.py", "engine/index_writes.py",
+               "engine/passage_context.py",
                *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "engine" / "extract").glob("*.py"))]
     for name in sources:
         digest.update((REPO / name).read_bytes())
     sizes = {f.name: getattr(IndexerConfig(), f.name) for f in dataclasses.fields(IndexerConfig)
-             if f.name.startswith("passage_")}
+             if f.name.startswith("passage_") or f.name == "context_weight"}
     digest.update(repr(sorted(sizes.items())).encode())
     return digest.hexdigest()[:16]
 
