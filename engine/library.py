@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from engine.config import DataPaths, data_paths
@@ -48,7 +47,7 @@ from engine.index.hubness import HubnessConfig
 from engine.index.live_index import LiveIndex
 from engine.index.restrict import options_as_written
 from engine.langid import detect_language, load_language_model
-from engine.passage_context import encode_passages, with_contexts
+from engine.passage_context import encode_with_contexts
 from engine.priority import lower_thread_priority
 from engine.integrity import CheckReport, check_library, refuse_lost_database
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock, waiting_message
@@ -256,8 +255,7 @@ class Library:
         started = time.monotonic()
         while batch := self.store.passages_without_vectors(building.id, REENCODE_BATCH):
             ids, texts, contexts = zip(*batch)
-            vectors = with_contexts(encode_passages(encoder, texts), contexts, partial(encode_passages, encoder),
-                                    self.config.context_weight)
+            vectors = encode_with_contexts(encoder, texts, contexts, self.config.context_weight)
             self.store.add_vectors(building.id, ids, vectors)
             done += len(ids)
             rate = done / max(time.monotonic() - started, 1e-6)

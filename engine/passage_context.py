@@ -1,7 +1,7 @@
 """What a passage is encoded with besides its own words: its document's title and section.
 
     >>> contexts = passage_contexts(extracted.title, extracted.headings, spans, languages, "ru")
-    >>> vectors = with_contexts(passage_vectors, contexts, encode, weight=0.35)
+    >>> vectors = encode_with_contexts(encoder, texts, contexts, weight=0.35)
 
 A passage is encoded alone, so a paragraph of a DHCP section that never writes "DHCP", or
 a paragraph of a chapter on packaging files that speaks of "this file", carries nothing of
@@ -22,6 +22,7 @@ gives its passages none, and their vectors are their own.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -65,6 +66,12 @@ def _same(a: str, b: str) -> bool:
 def encode_passages(encoder, texts: Sequence[str]) -> np.ndarray:
     """`texts` encoded as passages by `encoder` (an engine Encoder), float32 [n, dim]."""
     return encoder.encode(list(texts), kind="passage")
+
+
+def encode_with_contexts(encoder, texts: Sequence[str], contexts: Sequence[str | None],
+                         weight: float = CONTEXT_WEIGHT) -> np.ndarray:
+    """Passages `texts` with their `contexts` encoded by `encoder` as the indexer encodes them."""
+    return with_contexts(encode_passages(encoder, texts), contexts, partial(encode_passages, encoder), weight)
 
 
 def with_contexts(vectors: np.ndarray, contexts: Sequence[str | None],
