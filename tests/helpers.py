@@ -71,6 +71,28 @@ def assert_database_matches_vector_file(home: Path) -> int:
         library.close()
 
 
+@contextmanager
+def database_at_revision(url: str, revision: str):
+    """A connection to a new database migrated only up to an earlier schema `revision`, to
+    fill with rows as that version wrote them; committed when the block ends."""
+    import sqlalchemy as sa
+    from alembic import command
+    from alembic.config import Config
+
+    from engine.store.store import MIGRATIONS
+
+    engine = sa.create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, revision)
+            yield connection
+    finally:
+        engine.dispose()
+
+
 PG_URL = os.environ.get("BABELFIND_TEST_PG_URL")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sqlalchemy as sa
-from helpers import WordEncoder
+from helpers import WordEncoder, database_at_revision
 
 from engine.config import data_paths
 from engine.extract.base import Heading
@@ -132,25 +132,14 @@ def test_a_model_switch_encodes_the_passages_with_their_contexts_as_indexing_did
 
 
 def test_passages_stored_before_contexts_existed_have_none_after_the_migration(tmp_path):
-    from alembic import command
-    from alembic.config import Config
-
-    from engine.store.store import MIGRATIONS
-
     url = f"sqlite:///{tmp_path / 'old.db'}"
-    engine = sa.create_engine(url)
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0004")
+    with database_at_revision(url, "0004") as connection:
         connection.execute(sa.text("INSERT INTO roots (id, path, watch, added_at) VALUES (1, '/r', 0, '2026-01-01')"))
         connection.execute(sa.text(
             "INSERT INTO documents (id, root_id, path, size, mtime, file_type, status, indexed_at) "
             "VALUES (1, 1, '/r/a.html', 1, 0, 'html', 'indexed', '2026-01-01')"))
         connection.execute(sa.text(
             "INSERT INTO passages (id, document_id, ordinal, text, start, \"end\") VALUES (1, 1, 0, 'Old words', 0, 9)"))
-    engine.dispose()
     store = Store.open(url)
     try:
         generation = store.create_generation("test-words", 256, "building")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from helpers import WordEncoder
+from helpers import WordEncoder, database_at_revision
 
 from engine.config import data_paths
 from engine.library import Library
@@ -89,17 +89,7 @@ OLD_KEYS = {
 
 
 def _write_revision_0001(url: str, rows: dict[str, str]) -> None:
-    from alembic import command
-    from alembic.config import Config
-
-    from engine.store.store import MIGRATIONS
-
-    engine = sa.create_engine(url)
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0001")
+    with database_at_revision(url, "0001") as connection:
         connection.execute(sa.text(
             "INSERT INTO roots (id, path, watch, added_at) VALUES (1, '/r', 0, '2026-01-01')"))
         for number, old in enumerate(rows, start=1):
@@ -108,7 +98,6 @@ def _write_revision_0001(url: str, rows: dict[str, str]) -> None:
                         "VALUES (:id, 1, :path, 1, 0, 'txt', 'indexed', '2026-01-01')"),
                 {"id": number, "path": old},
             )
-    engine.dispose()
 
 
 @pytest.mark.skipif(os.name == "nt", reason="Windows keys had no escapes before")
