@@ -68,7 +68,8 @@ IndexEvent = IndexProgress | IndexFinished
 class ScoreParts:
     """The parts of a passage's score (engine.explain): why it stands where it does."""
 
-    plain_cosine: float | None  # the encoder's own vectors; None when the query was not encoded
+    # the vectors as stored (the passage's with its section context); None when the query was not encoded
+    plain_cosine: float | None
     cosine: float | None  # in the space the search ranks by (the same as plain when the correction is off)
     # cosine to the centroid of the passage's document, mixed into the score with the
     # context weight (engine.index.document_context); None when the context is off

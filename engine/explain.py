@@ -4,7 +4,8 @@
     >>> results.hits[0].best.explanation
     ScoreParts(plain_cosine=0.81, cosine=0.44, document=0.52, hubness=0.01, z=3.2, meaning=1.0, ...)
 
-For each shown passage: its cosine as the encoder gave the vectors (plain), the cosine in the
+For each shown passage: its cosine with the vectors as stored (plain: the encoder's, the
+passage's with its section context added, engine/passage_context.py), the cosine in the
 language-neutral space the search ranks by (each language's mean taken out,
 engine/index/language_means.py), the cosine to the centroid of its document that is mixed in
 (engine/index/document_context.py), the hubness penalty subtracted, how far the result stands
