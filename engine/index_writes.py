@@ -105,7 +105,7 @@ def document_outcome(place: DocumentPlace, document: TreeDocument, config, dim: 
         return DocumentWrite(key, size, mtime, place.digest, kind, extracted.format, None, (),
                              np.empty((0, dim), np.float32), parent=parent, status="container")
     try:
-        passages = _passages(place.file if not inner else Path(name), extracted, config)
+        passages, language = _passages(place.file if not inner else Path(name), extracted, config)
     except ExtractionError as e:
         return FailureWrite(key, size, mtime, place.digest, kind, e.reason, parent)
     keep_text = bool(inner) or bool(extracted.ocr_pages)  # costly to read again for a preview
@@ -116,7 +116,7 @@ def document_outcome(place: DocumentPlace, document: TreeDocument, config, dim: 
         content_hash=place.digest,
         file_type=kind,
         format=extracted.format,
-        language=document_language([p.language for p in passages], [len(p.text) for p in passages]),
+        language=language,
         passages=passages,
         vectors=np.empty((0, dim), np.float32),
         parent=parent,
@@ -126,7 +126,8 @@ def document_outcome(place: DocumentPlace, document: TreeDocument, config, dim: 
     )
 
 
-def _passages(path: Path, extracted: ExtractedText, config) -> tuple[NewPassage, ...]:
+def _passages(path: Path, extracted: ExtractedText, config) -> tuple[tuple[NewPassage, ...], str | None]:
+    """The document's passages, and its language: the one holding most of their text."""
     spans = _spans(extracted, config)
     texts = [passage_text(extracted.text, s) for s in spans]
     if not texts:
@@ -135,8 +136,9 @@ def _passages(path: Path, extracted: ExtractedText, config) -> tuple[NewPassage,
     majority = document_language(languages, [len(t) for t in texts])
     contexts = passage_contexts(extracted.title, extracted.headings, [(s.start, s.end) for s in spans],
                                 languages, majority)
-    return tuple(NewPassage(text, s.start, s.end, page_of(extracted, s.start), lang, context)
-                 for text, s, lang, context in zip(texts, spans, languages, contexts))
+    passages = tuple(NewPassage(text, s.start, s.end, page_of(extracted, s.start), lang, context)
+                     for text, s, lang, context in zip(texts, spans, languages, contexts))
+    return passages, majority
 
 
 def _spans(extracted: ExtractedText, config) -> list[PassageSpan]:

@@ -439,10 +439,10 @@ class Indexer:
             with _Timer(run, "encode"):
                 parts.append(encode_passages(self.encoder, texts[start:start + step]))
             run.pace.encoded(len(parts[-1]), chars, self.clock() - began)
+        vectors = np.concatenate(parts) if len(parts) > 1 else parts[0]
         contexts = [p.context for write in batch.writes for p in write.passages]
         with _Timer(run, "encode"):
-            return with_contexts(np.concatenate(parts), contexts, partial(encode_passages, self.encoder),
-                                 self.config.context_weight)
+            return with_contexts(vectors, contexts, partial(encode_passages, self.encoder), self.config.context_weight)
 
     def _store_batch(self, run: _Run, root_id: int, writes: list[DocumentWrite]):
         """(removed ids, new ids per stored write, stored writes, failures for the rest).

@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
-from engine.extract.base import ExtractedText, Heading, clean_title
+from engine.extract.base import ExtractedText, Heading, clean_title, join_pages
 from engine.extract.html_file import TooDeepError, read_html, too_deep
 from engine.extract.docx_file import checked_office_zip
 from engine.extract.limits import Budget
@@ -20,7 +20,6 @@ log = logging.getLogger(__name__)
 
 _CIPHER_URI = re.compile(rb"""CipherReference[^>]*URI\s*=\s*["']([^"']+)["']""")
 _CONTENT_SUFFIXES = (b".xhtml", b".html", b".htm", b".xml")
-CHAPTER_SEPARATOR = "\n\n"
 
 
 def _check_not_encrypted(path: Path, data: bytes) -> None:
@@ -69,12 +68,9 @@ def _chapters(path: Path, book, budget: Budget) -> list[tuple[str, tuple[Heading
 
 def _joined(chapters: list[tuple[str, tuple[Heading, ...]]]) -> tuple[str, tuple[Heading, ...]]:
     """The chapters' texts separated by a blank line, and their headings at their offsets there."""
-    headings: list[Heading] = []
-    start = 0
-    for text, own in chapters:
-        headings.extend(Heading(start + h.start, h.text) for h in own)
-        start += len(text) + len(CHAPTER_SEPARATOR)
-    return CHAPTER_SEPARATOR.join(text for text, _ in chapters), tuple(headings)
+    text, starts = join_pages([chapter for chapter, _ in chapters])
+    headings = (Heading(start + h.start, h.text) for start, (_, own) in zip(starts, chapters) for h in own)
+    return text, tuple(headings)
 
 
 def extract_epub(path: Path, data: bytes, budget: Budget | None = None) -> ExtractedText:
