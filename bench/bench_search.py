@@ -69,6 +69,9 @@ HOMES = OUT / "homes"
 DEFAULT_MODEL = "multilingual-e5-small"
 VARIANTS = {"plain": False, "filtered": True}  # variant -> IndexerConfig.drop_junk
 SPACES = {"neutral": True, "plain": False}  # space -> IndexerConfig.language_neutral
+# IndexerConfig passage fields other than the defaults (--passages): their homes lie beside
+# the default's, so that comparing passage sizes re-indexes neither
+PASSAGES: dict[str, int] = {}
 SWEEP_K = (3, 5, 10, 20, 40)
 SWEEP_BETA = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 
@@ -95,8 +98,11 @@ def open_home(devset: str, variant: str, model: str, space: str = "neutral") -> 
     manifest = json.loads((folder / "manifest.json").read_text())
     # another model's home beside the default's, so that comparing models re-indexes neither
     home = HOMES / (f"{devset}-{variant}" if model == DEFAULT_MODEL else f"{devset}-{variant}-{model}")
+    if PASSAGES:
+        home = home.with_name(home.name + "-" + "-".join(f"{k.removeprefix('passage_')}{v}"
+                                                         for k, v in sorted(PASSAGES.items())))
     stamp = {"digest": manifest["digest"], "variant": variant, "model": model, "segmentation": _code_digest()}
-    config = IndexerConfig(drop_junk=VARIANTS[variant], language_neutral=SPACES[space])
+    config = IndexerConfig(drop_junk=VARIANTS[variant], language_neutral=SPACES[space], **PASSAGES)
     stamp_file = home / "bench-stamp.json"
     if stamp_file.is_file() and json.loads(stamp_file.read_text()) == stamp:
         return Library.open(_paths(home, model), config=config), {"index_s": None}
@@ -126,7 +132,7 @@ def _code_digest() -> str:
                *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "engine" / "extract").glob("*.py"))]
     for name in sources:
         digest.update((REPO / name).read_bytes())
-    sizes = {f.name: getattr(IndexerConfig(), f.name) for f in dataclasses.fields(IndexerConfig)
+    sizes = {f.name: getattr(IndexerConfig(**PASSAGES), f.name) for f in dataclasses.fields(IndexerConfig)
              if f.name.startswith("passage_") or f.name == "context_weight"}
     digest.update(repr(sorted(sizes.items())).encode())
     return digest.hexdigest()[:16]
@@ -500,7 +506,10 @@ def main(argv=None) -> int:
     parser.add_argument("--per-query", action="store_true",
                         help="print each query's rank in every reading and the top 3 documents "
                              "of the default fused search, with their languages")
+    parser.add_argument("--passages", type=json.loads, default={},
+                        help='index with these IndexerConfig passage fields, e.g. \'{"passage_max_chars": 1000}\'')
     args = parser.parse_args(argv)
+    PASSAGES.update(args.passages)
     results = []
     for name in args.devsets:
         results.append(run_devset(name, args))

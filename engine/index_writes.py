@@ -149,7 +149,8 @@ def _spans(extracted: ExtractedText, config) -> list[PassageSpan]:
     """
     text = extracted.text
     options = dict(max_chars=config.passage_max_chars, max_sentences=config.passage_max_sentences,
-                   overlap=config.passage_overlap, drop_junk=config.drop_junk)
+                   overlap=config.passage_overlap, tiny_chars=config.passage_join_chars,
+                   drop_junk=config.drop_junk)
     # The language's abbreviation and ordinal rules ("16. Jahrhundert") help the splitter.
     language = detect_language(text)
     if extracted.format not in PAGE_KINDS or len(extracted.page_starts) < 2:

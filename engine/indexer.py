@@ -57,6 +57,8 @@ class IndexerConfig:
     passage_max_chars: int = 600
     passage_max_sentences: int = 5
     passage_overlap: int = 1
+    # A paragraph shorter than this joins the next one (make_passages' tiny_chars).
+    passage_join_chars: int = 100
     # Leave content-free lines (tables of contents, page numbers, navigation bars) out of
     # passages and merge tiny fragments into neighbours (engine/junk.py): encoded alone,
     # they sit close to every query and outrank real answers. False only to measure that.
