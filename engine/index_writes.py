@@ -135,7 +135,7 @@ def _passages(path: Path, extracted: ExtractedText, config) -> tuple[tuple[NewPa
     languages = passage_languages(texts)
     majority = document_language(languages, [len(t) for t in texts])
     contexts = passage_contexts(extracted.title, extracted.headings, [(s.start, s.end) for s in spans],
-                                languages, majority)
+                                languages, majority, file_name=path.name)
     passages = tuple(NewPassage(text, s.start, s.end, page_of(extracted, s.start), lang, context)
                      for text, s, lang, context in zip(texts, spans, languages, contexts))
     return passages, majority

@@ -35,11 +35,16 @@ MAX_CONTEXT_CHARS = 300  # a title and a heading; past this the rest is not cont
 
 
 def passage_contexts(title: str | None, headings: Sequence[Heading], spans: Sequence[tuple[int, int]],
-                     languages: Sequence[str | None], document_language: str | None) -> list[str | None]:
+                     languages: Sequence[str | None], document_language: str | None,
+                     file_name: str | None = None) -> list[str | None]:
     """The context of each passage (start, end offsets into the text, in text order): the
     title and the last heading that starts before the passage ends, "title / heading"; the
     title or the heading alone when there is one only or the heading repeats the title;
-    None when there is neither, or the passage's language is not its document's."""
+    None when there is neither, or the passage's language is not its document's. A title
+    that is only the document's `file_name` ("pic-1.html", as groff writes its pages'
+    titles) says nothing of what the text is about and is left out."""
+    if title and file_name and _names_file(title, file_name):
+        title = None
     starts = [h.start for h in headings]
     out: list[str | None] = []
     for (_start, end), language in zip(spans, languages):
@@ -61,6 +66,12 @@ def _context(title: str | None, heading: str | None) -> str | None:
 
 def _same(a: str, b: str) -> bool:
     return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def _names_file(title: str, file_name: str) -> bool:
+    """Whether `title` is `file_name`, with or without its extension."""
+    stem = file_name.rsplit(".", 1)[0] if "." in file_name else file_name
+    return _same(title, file_name) or _same(title, stem)
 
 
 def encode_passages(encoder, texts: Sequence[str]) -> np.ndarray:

@@ -39,6 +39,15 @@ def test_the_title_or_the_heading_alone_and_nothing_without_either():
     assert len(passage_contexts("T" * 1000, (), spans, ["en"], "en")[0]) == MAX_CONTEXT_CHARS
 
 
+def test_a_title_that_only_names_the_file_is_no_context():
+    spans = [(50, 60)]
+    for title in ("pic-1.html", "PIC-1", "pic-1"):
+        assert passage_contexts(title, HEADINGS, spans, ["en"], "en", file_name="pic-1.html") == [
+            "4.1. The control file"]
+    assert passage_contexts("pic-1.html", (), spans, ["en"], "en", file_name="pic-1.html") == [None]
+    assert passage_contexts("Pictures", (), spans, ["en"], "en", file_name="pic-1.html") == ["Pictures"]
+
+
 def test_a_passage_in_another_language_than_its_document_gets_no_context():
     spans = [(45, 60), (61, 80), (95, 99)]
     got = passage_contexts("Глава 4", HEADINGS, spans, ["ru", "en", None], "ru")
@@ -102,6 +111,15 @@ def test_indexing_stores_each_passage_with_its_context_and_the_vector_moved_towa
     plain = next(t for t in stored if "Bees" in t)
     assert stored[plain][0] is None
     np.testing.assert_allclose(stored[plain][1], encoder.encode([plain])[0], atol=2e-3)
+
+
+def test_a_page_titled_with_its_own_file_name_is_indexed_with_its_heading_only(library, tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "pic-1.html").write_text(HTML.replace("Packaging guide", "pic-1.html"), encoding="utf-8")
+    list(library.index_paths([folder]))
+    contexts = {context for context, _vector in _stored(library).values()}
+    assert contexts == {"The copyright file"}  # "Packaging guide / The copyright file" when titled
 
 
 def test_without_a_context_weight_passages_are_encoded_alone(babelfind_home, tmp_path):
