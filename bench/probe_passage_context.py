@@ -112,14 +112,21 @@ def contexts(parts: list[tuple[str | None, str | None]], form: str) -> list[str 
     return [f"{title} / {heading}" if title and heading else heading or title for title, heading in parts]
 
 
-def build_home(devset: str, form: str, same_language: bool, mix: float, heading_mix: float, root: Path) -> None:
-    """A copy of the dev set's home whose passages are encoded with their context."""
+def copy_home(devset: str, root: Path) -> Path:
+    """A copy of the dev set's home under `root`, its side files left to be rebuilt from
+    the stored vectors (which the caller rewrites)."""
     source, target = bench_search.HOMES / f"{devset}-filtered", root / f"{devset}-filtered"
     shutil.rmtree(target, ignore_errors=True)
     (target / "indexes").mkdir(parents=True)
     for name in ("babelfind.db", "bench-stamp.json", "settings.json", "indexes/keywords.sqlite"):
         shutil.copy2(source / name, target / name)
     (target / "models").symlink_to(bench_search.models_folder(), target_is_directory=True)
+    return target
+
+
+def build_home(devset: str, form: str, same_language: bool, mix: float, heading_mix: float, root: Path) -> None:
+    """A copy of the dev set's home whose passages are encoded with their context."""
+    target = copy_home(devset, root)
     db = sqlite3.connect(target / "babelfind.db")
     rows = db.execute(
         "SELECT p.id, p.text, d.path, d.title, p.language, d.language FROM passages p "

@@ -20,7 +20,6 @@ the copies with the arguments it takes.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sqlite3
 import sys
 import time
@@ -28,7 +27,7 @@ from pathlib import Path, PurePosixPath
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_search  # noqa: E402  (puts the checkout on sys.path)
-from probe_passage_context import _devsets, _mixed, _stored  # noqa: E402
+from probe_passage_context import _devsets, _mixed, _stored, copy_home  # noqa: E402
 
 from engine.config import DataPaths  # noqa: E402
 from engine.extract import SUPPORTED_EXTENSIONS  # noqa: E402
@@ -58,12 +57,8 @@ def _plain(part: str) -> str:
 
 
 def build_home(devset: str, mix: float, folders: int, root: Path) -> None:
-    source, target = bench_search.HOMES / f"{devset}-filtered", root / f"{devset}-filtered"
-    shutil.rmtree(target, ignore_errors=True)
-    (target / "indexes").mkdir(parents=True)
-    for name in ("babelfind.db", "bench-stamp.json", "settings.json", "indexes/keywords.sqlite"):
-        shutil.copy2(source / name, target / name)
-    (target / "models").symlink_to(bench_search.models_folder(), target_is_directory=True)
+    """A copy of the dev set's home whose untitled documents' passages are moved toward their path."""
+    target = copy_home(devset, root)
     db = sqlite3.connect(target / "babelfind.db")
     rows = db.execute(
         "SELECT p.id, d.path, r.path FROM passages p JOIN documents d ON d.id = p.document_id "
