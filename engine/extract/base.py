@@ -50,7 +50,9 @@ class ExtractedText:
         ocr_engine: the OCR engine that read them ("tesseract 5.3.0"), when any did.
         date: the document's own date in epoch seconds (an e-mail's Date header), when
             it has one; the index uses it instead of the file's modification time.
-        headings: the section headings of formats that mark them (HTML and EPUB h1-h6),
+        headings: the section headings of formats that mark them (HTML and EPUB h1-h6,
+            Markdown and reST section titles, man .SH/.SS, DOCX and ODT heading styles,
+            PDF bookmarks),
             in text order; a passage is encoded with the one it falls under
             (engine.passage_context).
     """
@@ -64,6 +66,42 @@ class ExtractedText:
     ocr_engine: str | None = None
     date: float | None = None
     headings: tuple[Heading, ...] = ()
+
+
+# Where a heading starts, until a reader's text is normalised and its headings taken: a
+# Unicode noncharacter, which no text carries (readers remove it from their input,
+# without_heading_marks) and normalise_whitespace keeps.
+HEADING_MARK = "\ufdd0"
+MAX_HEADING_CHARS = 200  # a heading's words kept; a longer "heading" is a styled paragraph
+
+
+def without_heading_marks(text: str) -> str:
+    """`text` as a document holds it, with no character a reader's heading marks could be taken for."""
+    return text.replace(HEADING_MARK, "")
+
+
+def take_heading_marks(text: str) -> tuple[str, tuple[Heading, ...]]:
+    """`text` without the heading marks, and the headings they marked: each one's start
+    and its line's words."""
+    if HEADING_MARK not in text:
+        return text, ()
+    first, *marked = text.split(HEADING_MARK)
+    pieces, starts, length = [first], [], len(first)
+    for piece in marked:
+        # The mark and the heading's first word were joined by a space, or by a line break
+        # where the heading starts with a <br>.
+        piece = piece.removeprefix(" ").removeprefix("\n")
+        starts.append(length)
+        pieces.append(piece)
+        length += len(piece)
+    text = "".join(pieces)
+    headings = []
+    for start in starts:
+        end = text.find("\n", start)
+        words = text[start:end if end >= 0 else len(text)].strip()
+        if words:
+            headings.append(Heading(start, words[:MAX_HEADING_CHARS]))
+    return text, tuple(headings)
 
 
 def page_of(extracted: ExtractedText, offset: int) -> int | None:

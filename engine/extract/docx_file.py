@@ -7,7 +7,14 @@ import zipfile
 from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
-from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+from engine.extract.base import (
+    HEADING_MARK,
+    ExtractedText,
+    clean_title,
+    normalise_whitespace,
+    take_heading_marks,
+    without_heading_marks,
+)
 from engine.extract.limits import Budget, check_archive
 from engine.extract.sniff import OLE_MAGIC, ZIP_MAGIC
 
@@ -45,7 +52,7 @@ def checked_office_zip(path: Path, data: bytes, budget: Budget | None, kind: str
 
 
 def _cell_text(cell) -> str:
-    return "\n".join(_block_lines(cell))
+    return "\n".join(_block_lines(cell, mark_headings=False))  # a cell's "heading" heads no section
 
 
 def _table_lines(table) -> list[str]:
@@ -63,8 +70,9 @@ def _table_lines(table) -> list[str]:
     return lines
 
 
-def _block_lines(container) -> list[str]:
-    """Paragraph texts and tables (rows joined by newlines) of a body or a cell, in order."""
+def _block_lines(container, mark_headings: bool = True) -> list[str]:
+    """Paragraph texts and tables (rows joined by newlines) of a body or a cell, in order;
+    with `mark_headings`, a heading's text starts with HEADING_MARK."""
     from docx.table import Table
 
     lines: list[str] = []
@@ -72,14 +80,20 @@ def _block_lines(container) -> list[str]:
         if isinstance(block, Table):
             lines.append("\n".join(_table_lines(block)))  # one block: rows on their own lines
         else:
-            lines.append(block.text)
+            text = without_heading_marks(block.text)
+            marked = mark_headings and _is_heading(block) and text.strip()
+            lines.append(HEADING_MARK + text if marked else text)
     return lines
+
+
+def _is_heading(paragraph) -> bool:
+    style = paragraph.style.name if paragraph.style is not None else ""
+    return style == "Title" or style.startswith("Heading")
 
 
 def _first_heading(doc) -> str | None:
     for paragraph in doc.paragraphs:
-        style = paragraph.style.name if paragraph.style is not None else ""
-        if style == "Title" or style.startswith("Heading"):
+        if _is_heading(paragraph):
             return clean_title(paragraph.text)
     return None
 
@@ -102,5 +116,5 @@ def extract_docx(path: Path, data: bytes, budget: Budget | None = None) -> Extra
     except (zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError, XMLSyntaxError, EOFError) as e:
         raise CorruptDocumentError(path, f"not a valid DOCX file ({e or type(e).__name__})") from e
     # Word paragraphs are paragraphs: one blank line between them.
-    text = normalise_whitespace("\n\n".join(line for line in lines if line.strip()))
-    return ExtractedText(text=text, format="docx", title=title)
+    text, headings = take_heading_marks(normalise_whitespace("\n\n".join(line for line in lines if line.strip())))
+    return ExtractedText(text=text, format="docx", title=title, headings=headings)

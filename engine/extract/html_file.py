@@ -11,7 +11,15 @@ import re
 from pathlib import Path
 
 from engine.errors import DocumentTooLargeError
-from engine.extract.base import ExtractedText, Heading, clean_title, normalise_whitespace
+from engine.extract.base import (
+    HEADING_MARK,
+    ExtractedText,
+    Heading,
+    clean_title,
+    normalise_whitespace,
+    take_heading_marks,
+    without_heading_marks,
+)
 from engine.extract.text_file import decode_text
 
 # Never content, wherever they appear.
@@ -29,16 +37,12 @@ PARAGRAPH_TAGS = frozenset(
 )
 LINE_TAGS = frozenset("div li tr dt dd figcaption summary caption legend body".split())
 HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
-MAX_HEADING_CHARS = 200  # a heading's words kept; a longer "heading" is a styled paragraph
 CELL_TAGS = frozenset(("td", "th"))
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _INLINE_SPACE = re.compile(r"\s+")
 # Markers the walker emits; html_to_text removes NULs from the input first.
 _PARAGRAPH, _LINE = "\x00P", "\x00L"
 _BREAKS = re.compile(r"(?:\s*\x00[PL])+\s*")
-# Where a heading starts, until the text is joined: a Unicode noncharacter, which no text
-# carries (html_to_text removes it from the input) and whitespace normalising keeps.
-_HEADING_MARK = "\ufdd0"
 
 # Nesting deeper than this is refused before parsing. lexbor's tree building looks down
 # the stack of open elements for each start tag, so its time grows with depth times tags
@@ -174,7 +178,7 @@ def _opening(node) -> list[str]:
     """Pieces emitted when the walker enters element `node`."""
     tag = node.tag
     if tag in HEADING_TAGS and _has_words(node):
-        return [_PARAGRAPH, _HEADING_MARK]
+        return [_PARAGRAPH, HEADING_MARK]
     if tag in PARAGRAPH_TAGS:
         return [_PARAGRAPH]
     if tag in LINE_TAGS:
@@ -187,30 +191,6 @@ def _opening(node) -> list[str]:
 def _has_words(node) -> bool:
     """Whether an element holds text that survives whitespace normalising."""
     return bool(normalise_whitespace(node.text(deep=True) or ""))
-
-
-def _take_heading_marks(text: str) -> tuple[str, tuple[Heading, ...]]:
-    """`text` without the heading marks, and the headings they marked: each one's start
-    and its line's words."""
-    if _HEADING_MARK not in text:
-        return text, ()
-    first, *marked = text.split(_HEADING_MARK)
-    pieces, starts, length = [first], [], len(first)
-    for piece in marked:
-        # The mark and the heading's first word were joined by a space, or by a line break
-        # where the heading starts with a <br>.
-        piece = piece.removeprefix(" ").removeprefix("\n")
-        starts.append(length)
-        pieces.append(piece)
-        length += len(piece)
-    text = "".join(pieces)
-    headings = []
-    for start in starts:
-        end = text.find("\n", start)
-        words = text[start:end if end >= 0 else len(text)].strip()
-        if words:
-            headings.append(Heading(start, words[:MAX_HEADING_CHARS]))
-    return text, tuple(headings)
 
 
 def _walk(root) -> list[str]:
@@ -269,7 +249,7 @@ def read_html(html: str) -> tuple[str, str | None, tuple[Heading, ...]]:
 
     if html.count("<") > CHECKED_FROM_TAGS and nests_deeper_than(html):
         raise TooDeepError(f"elements nested over {MAX_DEPTH:,} levels deep")
-    tree = LexborHTMLParser(html.replace("\x00", "").replace(_HEADING_MARK, ""))
+    tree = LexborHTMLParser(without_heading_marks(html.replace("\x00", "")))
     title_node = tree.css_first("title")
     title = clean_title(title_node.text() if title_node else None)
     if title is None and (h1 := tree.css_first("h1")) is not None:
@@ -278,7 +258,7 @@ def read_html(html: str) -> tuple[str, str | None, tuple[Heading, ...]]:
     root = _content_root(tree)
     if root is None:
         return "", title, ()
-    text, headings = _take_heading_marks(_join(_walk(root)))
+    text, headings = take_heading_marks(_join(_walk(root)))
     return text, title, headings
 
 

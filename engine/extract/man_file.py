@@ -27,7 +27,13 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from engine.errors import ExtractionError
-from engine.extract.base import ExtractedText, normalise_whitespace
+from engine.extract.base import (
+    HEADING_MARK,
+    ExtractedText,
+    normalise_whitespace,
+    take_heading_marks,
+    without_heading_marks,
+)
 from engine.extract.text_file import decode_text
 
 # ls.1, ssl.3ssl, readline.3readline, tcl.n, local.l; "notes.v1" or "libfoo.so.2" are not.
@@ -49,13 +55,14 @@ def is_man_page(path: Path | str, data: bytes) -> bool:
 
 def extract_man_page(path: Path, data: bytes) -> ExtractedText:
     """The page's text: headings and paragraphs, one blank line between them."""
-    text = decode_text(data, path)
+    text = without_heading_marks(decode_text(data, path))
     if alias := _ALIAS.match(text):
         raise ExtractionError(path, f"an alias of the manual page {alias.group(1)}, which holds the text")
     page = _Page()
     for line in _logical_lines(text):
         page.read(line)
-    return ExtractedText(text=normalise_whitespace(page.text()), format="man", title=page.title())
+    text, headings = take_heading_marks(normalise_whitespace(page.text()))
+    return ExtractedText(text=text, format="man", title=page.title(), headings=headings)
 
 
 # -- lines and comments -----------------------------------------------------------------
@@ -289,7 +296,7 @@ class _Page:
         self.tag_next = self.heading_next = False
         text = self.unescape(text).strip()
         if text:
-            self.paragraphs.append(text)
+            self.paragraphs.append(HEADING_MARK + text)
             self.sections += 1
 
     # -- input

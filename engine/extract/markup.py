@@ -72,8 +72,9 @@ def _markdown_inline(line: str) -> str:
     return _MD_STRIKE.sub(r"\1", line)
 
 
-def strip_markdown(source: str) -> tuple[str, str | None]:
-    """Readable text of a Markdown document and its first heading.
+def strip_markdown(source: str, heading_mark: str = "") -> tuple[str, str | None]:
+    """Readable text of a Markdown document and its first heading; each heading's line
+    starts with `heading_mark` (engine.extract.base.take_heading_marks finds them).
 
     Example: strip_markdown("# Bees\\n\\n**Honey** is [made](x.html).") ==
         ("Bees\\n\\nHoney is made.", "Bees")
@@ -92,10 +93,11 @@ def strip_markdown(source: str) -> tuple[str, str | None]:
         if heading := _MD_HEADING.match(line):
             line = _without_closing_hashes(heading.group(2))
             title = title or _markdown_inline(line).strip() or None
-            out.extend(("", _markdown_inline(line), ""))
+            out.extend(("", heading_mark + _markdown_inline(line), ""))
             continue
         if _MD_SETEXT_UNDERLINE.match(line) and out and out[-1].strip():
             title = title or out[-1].strip()
+            out[-1] = heading_mark + out[-1]
             out.append("")
             continue
         if _MD_RULE.match(line) or _MD_REF_DEFINITION.match(line) or _MD_TABLE_RULE.match(line):
@@ -130,8 +132,9 @@ def _rst_inline(line: str) -> str:
     return line
 
 
-def strip_rst(source: str) -> tuple[str, str | None]:
-    """Readable text of a reStructuredText document and its first section title.
+def strip_rst(source: str, heading_mark: str = "") -> tuple[str, str | None]:
+    """Readable text of a reStructuredText document and its first section title; each
+    section title's line starts with `heading_mark`.
 
     Example: strip_rst("Bees\\n====\\n\\n**Honey** is sweet.") == ("Bees\\n\\nHoney is sweet.", "Bees")
     """
@@ -141,6 +144,7 @@ def strip_rst(source: str) -> tuple[str, str | None]:
         if _RST_ADORNMENT.match(line):
             if out and out[-1].strip():
                 title = title or out[-1].strip()
+                out[-1] = heading_mark + out[-1]
             out.append("")
             continue
         if _RST_DIRECTIVE_OR_COMMENT.match(line):

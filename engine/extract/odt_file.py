@@ -8,7 +8,14 @@ import zipfile
 from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
-from engine.extract.base import ExtractedText, clean_title, normalise_whitespace
+from engine.extract.base import (
+    HEADING_MARK,
+    ExtractedText,
+    clean_title,
+    normalise_whitespace,
+    take_heading_marks,
+    without_heading_marks,
+)
 from engine.extract.docx_file import checked_office_zip
 from engine.extract.limits import Budget
 
@@ -29,7 +36,8 @@ def _check_not_encrypted(path: Path, data: bytes) -> None:
 
 
 def _paragraphs(root) -> list[str]:
-    """Text of every text:p / text:h under `root`, depth first, without recursion."""
+    """Text of every text:p / text:h under `root`, depth first, without recursion; a
+    heading's (text:h) starts with HEADING_MARK."""
     from odf import teletype
 
     out: list[str] = []
@@ -37,7 +45,8 @@ def _paragraphs(root) -> list[str]:
     while stack:
         node = stack.pop()
         if getattr(node, "qname", None) and node.tagName in _BLOCK_TAGS:
-            out.append(teletype.extractText(node))
+            text = without_heading_marks(teletype.extractText(node))
+            out.append(HEADING_MARK + text if node.tagName == "text:h" and text.strip() else text)
             continue  # notes inside a paragraph are part of its text already
         stack.extend(reversed(getattr(node, "childNodes", [])))
     return out
@@ -83,5 +92,5 @@ def extract_odt(path: Path, data: bytes, budget: Budget | None = None) -> Extrac
         title = _title(doc)
     except (zipfile.BadZipFile, KeyError, ValueError, SAXException, AttributeError, EOFError) as e:
         raise CorruptDocumentError(path, f"not a valid ODT file ({e or type(e).__name__})") from e
-    text = normalise_whitespace("\n\n".join(p for p in paragraphs if p.strip()))
-    return ExtractedText(text=text, format="odt", title=title)
+    text, headings = take_heading_marks(normalise_whitespace("\n\n".join(p for p in paragraphs if p.strip())))
+    return ExtractedText(text=text, format="odt", title=title, headings=headings)

@@ -4,10 +4,24 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from pathlib import Path
 
-from engine.errors import CorruptDocumentError, DocumentTooLargeError, EncryptedDocumentError, ExtractionError
-from engine.extract.base import ExtractedText, clean_title, join_pages, normalise_whitespace
+from engine.errors import (
+    CorruptDocumentError,
+    DocumentTooLargeError,
+    EncryptedDocumentError,
+    ExtractionError,
+    ExtractionTimeoutError,
+)
+from engine.extract.base import (
+    MAX_HEADING_CHARS,
+    ExtractedText,
+    Heading,
+    clean_title,
+    join_pages,
+    normalise_whitespace,
+)
 from engine.extract.limits import Budget
 
 log = logging.getLogger(__name__)
@@ -111,6 +125,54 @@ def _metadata_title(reader) -> str | None:
         return None
 
 
+# Bookmarks read at most: a manual has hundreds; more is a generated index, not sections.
+MAX_OUTLINE_ENTRIES = 5000
+_SECTION_NUMBER = re.compile(r"^\s*\d+(?:[.)]\d+)*[.)]?\s+")  # "2.6 ", "3) "; one way to match, so linear
+
+
+def _outline(reader, budget: Budget) -> list[tuple[str, int]]:
+    """(title, 0-based page) of the PDF's bookmarks in outline order; [] when it has none
+    or they cannot be read (a damaged outline must not lose the text)."""
+    entries: list[tuple[str, int]] = []
+    try:
+        stack = [iter(reader.outline)]
+        while stack and len(entries) < MAX_OUTLINE_ENTRIES:
+            budget.check_time()
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+            elif isinstance(item, list):  # the children of the entry before it
+                stack.append(iter(item))
+            elif (title := clean_title(item.title)) and (page := reader.get_destination_page_number(item)) >= 0:
+                entries.append((title, page))
+    except ExtractionTimeoutError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- pypdf raises many kinds on a bad outline
+        log.info("%s: outline unreadable, no section headings: %s", budget.path, _short(e))
+        return []
+    return entries
+
+
+def _outline_headings(entries: list[tuple[str, int]], texts: list[str], starts: tuple[int, ...],
+                      budget: Budget) -> tuple[Heading, ...]:
+    """The bookmarks as headings of the joined text: each where its title is written on its
+    page (with or without its section number), else at the page's start."""
+    headings = []
+    for title, page in entries:
+        budget.check_time()  # each looks through its page's text
+        if page < len(texts) and texts[page]:
+            headings.append(Heading(starts[page] + _title_offset(texts[page], title), title[:MAX_HEADING_CHARS]))
+    return tuple(sorted(headings, key=lambda h: h.start))
+
+
+def _title_offset(page_text: str, title: str) -> int:
+    for wanted in (title, _SECTION_NUMBER.sub("", title)):
+        words = wanted.split()
+        if words and (found := re.search(r"\s+".join(map(re.escape, words)), page_text, re.IGNORECASE)):
+            return found.start()
+    return 0
+
+
 def _has_image(page) -> bool:
     """Whether a page draws an image (a scan); blank pages are not worth an OCR pass."""
     try:
@@ -164,5 +226,6 @@ def extract_pdf(path: Path, data: bytes, budget: Budget | None = None) -> Extrac
     text, starts = join_pages(texts)
     if not text:
         raise ExtractionError(path, "no text layer (scanned PDF?)")
+    headings = _outline_headings(_outline(reader, budget), texts, starts, budget)
     return ExtractedText(text=text, format="pdf", page_starts=starts, title=_metadata_title(reader),
-                         ocr_pages=tuple(ocr_pages), ocr_engine=engine)
+                         ocr_pages=tuple(ocr_pages), ocr_engine=engine, headings=headings)

@@ -13,7 +13,13 @@ import unicodedata
 from pathlib import Path
 
 from engine.errors import ExtractionError
-from engine.extract.base import ExtractedText, normalise_whitespace
+from engine.extract.base import (
+    HEADING_MARK,
+    ExtractedText,
+    normalise_whitespace,
+    take_heading_marks,
+    without_heading_marks,
+)
 from engine.extract.markup import strip_markdown, strip_rst
 
 log = logging.getLogger(__name__)
@@ -168,11 +174,14 @@ _HEADING_STRIPPERS = {"md": strip_markdown, "rst": strip_rst}
 
 
 def extract_text_file(path: Path, data: bytes, fmt: str) -> ExtractedText:
-    """Text of a .txt/.md/.rst/.csv file; markdown and reST lose their light syntax."""
+    """Text of a .txt/.md/.rst/.csv file; markdown and reST lose their light syntax and
+    give their section headings."""
     text = decode_text(data, path)
-    title = None
-    if stripper := _HEADING_STRIPPERS.get(fmt):
-        text, title = stripper(text)
-    return ExtractedText(text=normalise_whitespace(text), format=fmt, title=title)
+    stripper = _HEADING_STRIPPERS.get(fmt)
+    if stripper is None:
+        return ExtractedText(text=normalise_whitespace(text), format=fmt)
+    text, title = stripper(without_heading_marks(text), HEADING_MARK)
+    text, headings = take_heading_marks(normalise_whitespace(text))
+    return ExtractedText(text=text, format=fmt, title=title, headings=headings)
 
 

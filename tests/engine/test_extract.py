@@ -197,6 +197,53 @@ def test_pdf_with_owner_password_only_is_read(tmp_path):
     assert extract(locked).text == extract(plain).text
 
 
+def _pdf_with_outline(path):
+    """Two pages: sections 1 and 1.1 on the first (1.1 halfway down), 2 on the second."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    pdf.add_page()
+    pdf.start_section("1 Glassmaking")
+    pdf.multi_cell(0, 8, "Glassmaking\nFurnaces moved to the island in 1291.", new_x="LMARGIN", new_y="NEXT")
+    pdf.start_section("1.1 Cristallo", level=1)
+    pdf.multi_cell(0, 8, "Cristallo\nA clear glass of the fifteenth century.", new_x="LMARGIN", new_y="NEXT")
+    pdf.add_page()
+    pdf.start_section("2 Lace making")  # not written on its page: the page's start
+    pdf.multi_cell(0, 8, "Burano is known for its needle lace.", new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(path))
+    return path
+
+
+def test_pdf_bookmarks_are_headings_where_their_titles_are_written(tmp_path):
+    got = extract(_pdf_with_outline(tmp_path / "glass.pdf"))
+    assert [h.text for h in got.headings] == ["1 Glassmaking", "1.1 Cristallo", "2 Lace making"]
+    assert [got.text[h.start:].split("\n")[0] for h in got.headings] == [
+        "Glassmaking", "Cristallo", "Burano is known for its needle lace."]
+    assert got.headings[2].start == got.page_starts[1]
+
+
+def test_a_bookmark_title_is_found_with_or_without_its_number_and_a_hostile_one_is_not_slow():
+    from engine.extract.pdf_file import _title_offset
+
+    page = "Intro text.\n2.6. Recovering data from damaged files\nbzip2recover reads"
+    assert _title_offset(page, "2.6 Recovering data from damaged files") == page.index("Recovering")
+    assert _title_offset(page, "recovering   DATA") == page.index("Recovering")
+    assert _title_offset(page, "Not on this page") == 0
+    assert _title_offset(page, "1" * 5000 + "x") == 0  # nested repeats would backtrack for ever
+
+
+def test_a_pdf_whose_outline_cannot_be_read_keeps_its_text(tmp_path, monkeypatch):
+    import pypdf
+
+    def broken(_reader):
+        raise pypdf.errors.PdfReadError("bad outline")
+
+    monkeypatch.setattr(pypdf.PdfReader, "outline", property(broken))
+    got = extract(_pdf_with_outline(tmp_path / "glass.pdf"))
+    assert got.headings == () and "needle lace" in got.text
+
+
 def test_pdf_without_text_layer(tmp_path):
     from fpdf import FPDF
 
@@ -216,6 +263,7 @@ def test_docx_paragraphs_and_tables(tmp_path):
         "Glass of Murano\n\nFurnaces moved to the island in 1291.\n\n"
         "Technique | Century\nCristallo | fifteenth\n\nMillefiori canes are sliced."
     )
+    assert got.headings == (Heading(0, "Glass of Murano"),)
 
 
 def test_odt_round_trip(tmp_path):
@@ -224,6 +272,7 @@ def test_odt_round_trip(tmp_path):
         "Green tea\n\nLeaves are steamed or pan-fired soon after picking.\n\nOolong is partly oxidised.",
         "odt",
         title="Tea notes",
+        headings=(Heading(0, "Green tea"),),
     )
 
 
@@ -273,6 +322,22 @@ def test_docx_that_is_not_a_zip(tmp_path):
 
 def test_supported_extensions():
     assert {".txt", ".md", ".rst", ".csv", ".html", ".htm", ".pdf", ".docx", ".odt", ".epub"} <= SUPPORTED_EXTENSIONS
+
+
+@pytest.mark.parametrize("name, source", [
+    ("guide.md", "# Guide\n\nIntro \ufdd0text.\n\n## Install *it*\n\nRun make.\n\nUsage\n-----\n\nRun it.\n"
+                 "\n```\n# not a heading\n```\n"),
+    ("guide.rst", "=====\nGuide\n=====\n\nIntro \ufdd0text.\n\nInstall it\n----------\n\nRun make.\n\n"
+                  "Usage\n~~~~~\n\nRun it.\n\n----\n\n.. # not a heading\n"),
+])
+def test_markdown_and_rst_headings_are_found_at_their_offsets(tmp_path, name, source):
+    path = tmp_path / name
+    path.write_text(source, encoding="utf-8")
+    got = extract(path)
+    assert got.title == "Guide"
+    assert [h.text for h in got.headings] == ["Guide", "Install it", "Usage"]
+    assert all(got.text[h.start:].startswith(h.text) for h in got.headings)
+    assert "Intro text." in got.text and "\ufdd0" not in got.text  # a mark in the file is not a heading
 
 
 def test_markup_strippers_directly():

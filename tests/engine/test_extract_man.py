@@ -115,6 +115,12 @@ def test_a_man_page_reads_as_man_shows_it():
     )
 
 
+def test_a_man_pages_section_headings_are_found_at_their_offsets():
+    got = extract_man_page(Path("tar.1"), MAN_PAGE.encode())
+    assert [h.text for h in got.headings] == ["NAME", "SYNOPSIS", "DESCRIPTION", "SEE ALSO"]
+    assert all(got.text[h.start:].startswith(h.text) for h in got.headings)
+
+
 def test_an_mdoc_page_reads_with_its_flags_and_cross_references():
     got = extract_man_page(Path("file.1"), MDOC_PAGE.encode())
     assert got.title == "file - determine file type"
