@@ -31,11 +31,9 @@ from probe_passage_context import _devsets, _mixed, _stored, copy_home  # noqa: 
 
 from engine.config import DataPaths  # noqa: E402
 from engine.extract import SUPPORTED_EXTENSIONS  # noqa: E402
+from engine.extract.dispatch import EXTENSION_FORMATS  # noqa: E402
 from engine.models import load_encoder  # noqa: E402
 from engine.store.vector_blobs import vector_blobs  # noqa: E402
-
-COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz", ".z")
-
 
 def path_title(relative: str, folders: int) -> str:
     """"doc/less/README.Debian" -> "doc / less / README.Debian" (folders=2)."""
@@ -50,10 +48,9 @@ def path_title(relative: str, folders: int) -> str:
 
 
 def _plain(part: str) -> str:
-    for suffix in COMPRESSED:
-        if part.lower().endswith(suffix):
-            return part[: -len(suffix)]
-    return part
+    """A compressed file's name without its compression suffix ("changelog.gz" -> "changelog")."""
+    stem, dot, suffix = part.rpartition(".")
+    return stem if dot and EXTENSION_FORMATS.get(f".{suffix.lower()}") == "compressed" else part
 
 
 def build_home(devset: str, mix: float, folders: int, root: Path) -> None:

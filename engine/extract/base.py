@@ -80,6 +80,18 @@ def without_heading_marks(text: str) -> str:
     return text.replace(HEADING_MARK, "")
 
 
+def heading_line(text: str, is_heading: bool = True) -> str:
+    """A reader's paragraph `text` (any mark it held removed), starting with HEADING_MARK
+    when it is a heading with words."""
+    text = without_heading_marks(text)
+    return HEADING_MARK + text if is_heading and text.strip() else text
+
+
+def normalise_with_headings(text: str) -> tuple[str, tuple[Heading, ...]]:
+    """A reader's marked text normalised (normalise_whitespace), and the headings it marked."""
+    return take_heading_marks(normalise_whitespace(text))
+
+
 def take_heading_marks(text: str) -> tuple[str, tuple[Heading, ...]]:
     """`text` without the heading marks, and the headings they marked: each one's start
     and its line's words."""

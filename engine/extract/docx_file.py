@@ -7,14 +7,7 @@ import zipfile
 from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
-from engine.extract.base import (
-    HEADING_MARK,
-    ExtractedText,
-    clean_title,
-    normalise_whitespace,
-    take_heading_marks,
-    without_heading_marks,
-)
+from engine.extract.base import ExtractedText, clean_title, heading_line, normalise_with_headings
 from engine.extract.limits import Budget, check_archive
 from engine.extract.sniff import OLE_MAGIC, ZIP_MAGIC
 
@@ -80,9 +73,7 @@ def _block_lines(container, mark_headings: bool = True) -> list[str]:
         if isinstance(block, Table):
             lines.append("\n".join(_table_lines(block)))  # one block: rows on their own lines
         else:
-            text = without_heading_marks(block.text)
-            marked = mark_headings and _is_heading(block) and text.strip()
-            lines.append(HEADING_MARK + text if marked else text)
+            lines.append(heading_line(block.text, mark_headings and _is_heading(block)))
     return lines
 
 
@@ -116,5 +107,5 @@ def extract_docx(path: Path, data: bytes, budget: Budget | None = None) -> Extra
     except (zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError, XMLSyntaxError, EOFError) as e:
         raise CorruptDocumentError(path, f"not a valid DOCX file ({e or type(e).__name__})") from e
     # Word paragraphs are paragraphs: one blank line between them.
-    text, headings = take_heading_marks(normalise_whitespace("\n\n".join(line for line in lines if line.strip())))
+    text, headings = normalise_with_headings("\n\n".join(line for line in lines if line.strip()))
     return ExtractedText(text=text, format="docx", title=title, headings=headings)

@@ -30,8 +30,7 @@ from engine.errors import ExtractionError
 from engine.extract.base import (
     HEADING_MARK,
     ExtractedText,
-    normalise_whitespace,
-    take_heading_marks,
+    normalise_with_headings,
     without_heading_marks,
 )
 from engine.extract.text_file import decode_text
@@ -61,7 +60,7 @@ def extract_man_page(path: Path, data: bytes) -> ExtractedText:
     page = _Page()
     for line in _logical_lines(text):
         page.read(line)
-    text, headings = take_heading_marks(normalise_whitespace(page.text()))
+    text, headings = normalise_with_headings(page.text())
     return ExtractedText(text=text, format="man", title=page.title(), headings=headings)
 
 

@@ -8,14 +8,7 @@ import zipfile
 from pathlib import Path
 
 from engine.errors import CorruptDocumentError, EncryptedDocumentError
-from engine.extract.base import (
-    HEADING_MARK,
-    ExtractedText,
-    clean_title,
-    normalise_whitespace,
-    take_heading_marks,
-    without_heading_marks,
-)
+from engine.extract.base import ExtractedText, clean_title, heading_line, normalise_with_headings
 from engine.extract.docx_file import checked_office_zip
 from engine.extract.limits import Budget
 
@@ -45,8 +38,7 @@ def _paragraphs(root) -> list[str]:
     while stack:
         node = stack.pop()
         if getattr(node, "qname", None) and node.tagName in _BLOCK_TAGS:
-            text = without_heading_marks(teletype.extractText(node))
-            out.append(HEADING_MARK + text if node.tagName == "text:h" and text.strip() else text)
+            out.append(heading_line(teletype.extractText(node), node.tagName == "text:h"))
             continue  # notes inside a paragraph are part of its text already
         stack.extend(reversed(getattr(node, "childNodes", [])))
     return out
@@ -92,5 +84,5 @@ def extract_odt(path: Path, data: bytes, budget: Budget | None = None) -> Extrac
         title = _title(doc)
     except (zipfile.BadZipFile, KeyError, ValueError, SAXException, AttributeError, EOFError) as e:
         raise CorruptDocumentError(path, f"not a valid ODT file ({e or type(e).__name__})") from e
-    text, headings = take_heading_marks(normalise_whitespace("\n\n".join(p for p in paragraphs if p.strip())))
+    text, headings = normalise_with_headings("\n\n".join(p for p in paragraphs if p.strip()))
     return ExtractedText(text=text, format="odt", title=title, headings=headings)

@@ -17,7 +17,7 @@ from engine.extract.base import (
     HEADING_MARK,
     ExtractedText,
     normalise_whitespace,
-    take_heading_marks,
+    normalise_with_headings,
     without_heading_marks,
 )
 from engine.extract.markup import strip_markdown, strip_rst
@@ -181,7 +181,7 @@ def extract_text_file(path: Path, data: bytes, fmt: str) -> ExtractedText:
     if stripper is None:
         return ExtractedText(text=normalise_whitespace(text), format=fmt)
     text, title = stripper(without_heading_marks(text), HEADING_MARK)
-    text, headings = take_heading_marks(normalise_whitespace(text))
+    text, headings = normalise_with_headings(text)
     return ExtractedText(text=text, format=fmt, title=title, headings=headings)
 
 
