@@ -144,6 +144,7 @@ class SearchResults:
     complete: bool = True  # False when so many passages matched that counting stopped: "at least"
     weak_total: int = 0  # weaker matches besides `total` (DocumentHit.weak), shown after the others
     query: ParsedQuery | None = None  # what was searched for: its words to mark (`query.highlight`)
+    language: str | None = None  # the query's, as detected: its stems mark too (HighlightTerms.stemmed)
     best_z: float | None = None  # the best candidate's z: the fused score's meaning part is z / best_z
     unknown_names: tuple[str, ...] = ()  # names in the query no passage holds (engine.search.unknown_names)
     left_out: tuple[tuple[str, int], ...] = ()  # each excluded word or phrase, and the documents it left out

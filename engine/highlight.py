@@ -5,22 +5,27 @@
 
 A word matches a whole token or one part of an identifier ("closure" marks just that
 part of `ffi_prep_closure_loc`; `ffi_prep_closure_loc` marks all of it, underscores
-included). "red" never marks "redistribute". A quoted phrase marks its words only where
-they stand together. Excluded words and filters mark nothing.
+included). "red" never marks "redistribute". In the query's language (`stemmed`) a word
+also marks the words it shares a stem with, as the keyword index matches them: "boxes"
+marks "box". A quoted phrase marks its words only where they stand together. Excluded
+words and filters mark nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.index.keyword_tokens import STOPWORDS, Token, tokenize
+from engine.index.stemming import stem, stems
 
 
 @dataclass(frozen=True)
 class HighlightTerms:
     words: frozenset[str]  # folded terms of the plain words
     phrases: tuple[tuple[str, ...], ...]  # folded term sequences of the phrases
+    language: str | None = None  # the query's, when its words' stems mark too
+    stems: frozenset[str] = frozenset()  # the words' stems in `language`
 
     def __bool__(self) -> bool:
         return bool(self.words or self.phrases)
@@ -35,6 +40,13 @@ class HighlightTerms:
             terms -= STOPWORDS
         return cls(terms, tuple(s for s in (tuple(t.term for t in p) for p in phrases) if s))
 
+    def stemmed(self, language: str | None) -> HighlightTerms:
+        """These terms, also marking words that share a stem in `language` (the query's,
+        engine.search.SearchResults.language); unchanged where it has no stemmer."""
+        if not stems(language):
+            return self
+        return replace(self, language=language, stems=frozenset(stem(w, language) for w in self.words))
+
 
 NO_TERMS = HighlightTerms(frozenset(), ())
 
@@ -46,16 +58,20 @@ def match_spans(text: str, terms: HighlightTerms) -> list[tuple[int, int]]:
     tokens = tokenize(text)
     spans: list[tuple[int, int]] = []
     for token in tokens:
-        spans.extend(_word_spans(token, terms.words))
+        spans.extend(_word_spans(token, terms))
     for phrase in terms.phrases:
         spans.extend(_phrase_spans(tokens, phrase))
     return _merge(spans)
 
 
-def _word_spans(token: Token, words: frozenset[str]) -> list[tuple[int, int]]:
-    if token.term in words:
+def _word_spans(token: Token, terms: HighlightTerms) -> list[tuple[int, int]]:
+    if _marks(token.term, terms):
         return [(token.start, token.end)]
-    return [(p.start, p.end) for p in token.parts if p.term in words]
+    return [(p.start, p.end) for p in token.parts if _marks(p.term, terms)]
+
+
+def _marks(term: str, terms: HighlightTerms) -> bool:
+    return term in terms.words or (bool(terms.stems) and stem(term, terms.language) in terms.stems)
 
 
 def _phrase_spans(tokens: list[Token], phrase: tuple[str, ...]) -> list[tuple[int, int]]:

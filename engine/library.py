@@ -393,9 +393,11 @@ class Library:
             return SearchResults((), 0, {}, query=parsed)
         self._catch_up()  # documents another process indexed meanwhile
         parsed = options_as_written(self.store, self.live.keywords, parsed)
-        encoded = vector = language = None
+        encoded = vector = None
         if mode != "keyword":
             encoded, vector, language = self.query_vector(parsed, encoder)
+        else:
+            language = detect_language(parsed.meaning_text)  # for the keyword stems
         indexes = SearchIndexes(self.store, self.live, self.live.keywords)
         config = config or default_search_config(self.live)
         results = run_search(indexes, parsed, vector, k, mode, config, language=language, facet=facet)

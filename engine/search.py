@@ -81,7 +81,8 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     """The k best documents for a parsed query, and every match counted; the results
     carry the query, so front ends mark its words without parsing it again.
 
-    `language`: the query's ISO 639-1 code (None: unknown), for the hubness correction.
+    `language`: the query's ISO 639-1 code (None: unknown), for the hubness correction and
+    the keyword stems.
     `facet`: a language code of `SearchResults.languages` ('' for unknown): only the
     documents with a matching passage in it, and only those passages. Unlike `lang:`,
     which restricts retrieval, the matches and their strength are the unfiltered
@@ -89,7 +90,8 @@ def run_search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndar
     """
     if mode not in MODES:
         raise InputError(f"search mode must be one of {', '.join(MODES)}, got {mode!r}")
-    return replace(_search(indexes, query, query_vector, k, mode, config, language, facet), query=query)
+    return replace(_search(indexes, query, query_vector, k, mode, config, language, facet), query=query,
+                   language=language)
 
 
 def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray | None, k: int,
@@ -105,7 +107,7 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
     dense = ((np.empty(0, np.int64), np.empty(0, np.float32)) if not use_dense
              else _dense_above_floor(indexes.live, query_vector, allowed, baseline, config, language))
     dense_ids = dense[0]
-    keyword_query = KeywordQuery.of_tokens(query.keyword_tokens)
+    keyword_query = KeywordQuery.of_tokens(query.keyword_tokens, language)  # stems in its language
     if mode != "dense":
         keyword_ids, keyword_scores = _keyword_candidates(indexes.keywords, keyword_query, allowed, config)
     else:
@@ -118,7 +120,7 @@ def _search(indexes: SearchIndexes, query: ParsedQuery, query_vector: np.ndarray
               if use_dense else np.full(len(ids), np.nan, np.float32))
     keyword = np.zeros(len(ids), np.float32)
     keyword[np.searchsorted(ids, keyword_ids)] = keyword_scores
-    terms = query.highlight
+    terms = query.highlight.stemmed(language)
     level = (reference_level(indexes.live, language)
              if use_dense and config.answer_margin is not None else None)
     unanswered = ((config.weak_when_unanswered and unanswered_query(query, words_found, language))

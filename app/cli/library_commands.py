@@ -235,7 +235,7 @@ def run_search(args) -> int:
         print("no results")
         _print_left_out(results)
         return 0
-    terms = results.query.highlight
+    terms = results.query.highlight.stemmed(results.language)
     strong, weak = [h for h in hits if not h.weak], [h for h in hits if h.weak]
     for rank, hit in enumerate(strong + weak, 1):
         if hit.weak and rank == len(strong) + 1:  # one heading, whatever order the engine used

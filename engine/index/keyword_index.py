@@ -11,8 +11,15 @@ compared and the difference is applied from the stored passage text. Passages ar
 edited in place (a changed document gets new passage ids), so equal id sets mean equal
 content. A file that fails at any point (damaged pages found by a search, a folder in its
 place, an I/O error during an update) is dropped and rebuilt from the database, with one
-line saying so (engine.repairs); only a busy or full disk is reported as an error. Terms come from engine.index.keyword_tokens (folding, bigrams, identifiers);
-FTS5's `ascii` tokeniser only splits them at the spaces put between them.
+line saying so (engine.repairs); only a busy or full disk is reported as an error.
+
+Terms come from engine.index.keyword_tokens (folding, bigrams, identifiers); FTS5's
+`ascii` tokeniser only splits them at the spaces put between them. Each passage is held
+twice, position for position: its terms as written (`terms`: phrases, required words,
+names) and the same with each word stemmed in the passage's language (`stems`,
+engine.index.stemming). A query in a language with a stemmer is ranked on the stems, so
+"boxes and arrows" finds a passage on "box-and-arrow diagrams"; any other query on the
+terms, as written.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,15 +38,16 @@ import numpy as np
 
 from engine.errors import StoreError
 from engine.index.keyword_tokens import STOPWORDS, Token, index_terms, tokenize
+from engine.index.stemming import stem, stems
 from engine.private import private_file, private_folder
 from engine.repairs import move_aside, repaired
 from engine.store import GenerationInfo, Store
-from engine.store.search_queries import passage_ids, passage_texts
+from engine.store.search_queries import passage_ids, passages_to_index
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = "keywords.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the stems column
 REPAIR_BATCH = 2000  # passages read from the store per step when repairing
 BM25_K1 = 1.2  # FTS5's bm25() constant; the upper bound of one term's weight is idf * (k1 + 1)
 COMMON_SHARE = 0.05  # a word in more of the passages than this is left out of matching (idf < 2.9)
@@ -47,52 +55,82 @@ PRUNE_MIN_PASSAGES = 2000  # ...in collections at least this large
 FREQUENCIES_CACHED = 50_000  # terms whose passage counts are kept between writes (~5 MB)
 
 
+Group = tuple[tuple[str, ...], ...]  # alternatives of AND-ed terms
+
+
 @dataclass(frozen=True)
 class KeywordQuery:
     """FTS5 groups to OR together: each group is a word, as alternatives of AND-ed terms.
 
     An identifier `FA-2024-5521` is the group (("fa_2024_5521",), ("fa", "2024", "5521")):
-    the whole term, or all its parts (written apart: "FA 2024 5521").
+    the whole term, or all its parts (written apart: "FA 2024 5521"). `groups` are matched
+    as written (the `terms` column); in a language with a stemmer `stem_groups` holds the
+    same words stemmed, matched in the `stems` column and scored besides: a word found as
+    written scores in both columns, another form of it ("boxes" for "box") only in the
+    stems, with their lower idf, so under half as much.
     """
 
-    groups: tuple[tuple[tuple[str, ...], ...], ...]
+    groups: tuple[Group, ...]
+    stem_groups: tuple[Group, ...] = ()
 
     @classmethod
-    def of(cls, words: Iterable[str]) -> KeywordQuery:
+    def of(cls, words: Iterable[str], language: str | None = None) -> KeywordQuery:
         """The words as groups (a search has them already tokenised: `of_tokens`)."""
-        return cls.of_tokens([token for word in words for token in tokenize(word)])
+        return cls.of_tokens([token for word in words for token in tokenize(word)], language)
 
     @classmethod
-    def of_tokens(cls, tokens: Sequence[Token]) -> KeywordQuery:
+    def of_tokens(cls, tokens: Sequence[Token], language: str | None = None) -> KeywordQuery:
         """A query's tokens (engine.query.ParsedQuery.keyword_tokens) as groups, function
         words ("in", "der", "les") left out unless nothing else is left: in a small
         multilingual library they are rare enough for a high idf, so they would lift any
-        passage in the query's language."""
+        passage in the query's language. In a `language` with a stemmer (ISO 639-1, None:
+        unknown) the stems are matched too."""
         content = [token for token in tokens if token.term not in STOPWORDS] or tokens
-        groups = []
-        for token in content:
-            alternatives = [(token.term,)]
-            if token.parts:
-                alternatives.append(tuple(p.term for p in token.parts))
-            groups.append(tuple(alternatives))
-        return cls(tuple(dict.fromkeys(groups)))
+        groups = _groups(content, lambda term: term)
+        if not stems(language):
+            return cls(groups)
+        return cls(groups, _groups(content, lambda term: stem(term, language)))
 
     @property
     def terms(self) -> list[str]:
-        """Every distinct term named, for document frequencies."""
-        return list(dict.fromkeys(t for g in self.groups for alt in g for t in alt))
+        """Every distinct term named as written."""
+        return _distinct_terms(self.groups)
+
+    @property
+    def column_terms(self) -> list[tuple[str, str]]:
+        """Every distinct (column, term) matched, for document frequencies."""
+        return [(column, t) for column, groups in self._columns() for t in _distinct_terms(groups)]
+
+    def _columns(self) -> list[tuple[str, tuple[Group, ...]]]:
+        return [(column, groups) for column, groups in (("terms", self.groups), ("stems", self.stem_groups)) if groups]
 
     def match_expression(self) -> str:
         def quoted(term: str) -> str:
             return '"' + term.replace('"', '""') + '"'
 
-        def group(alternatives) -> str:
+        def group(alternatives: Group) -> str:
             return " OR ".join("(" + " AND ".join(quoted(t) for t in alt) + ")" for alt in alternatives)
 
-        return " OR ".join("(" + group(g) + ")" for g in self.groups)
+        return " OR ".join("{" + column + "} : (" + " OR ".join("(" + group(g) + ")" for g in groups) + ")"
+                           for column, groups in self._columns())
 
     def __bool__(self) -> bool:
-        return bool(self.groups)
+        return bool(self.groups or self.stem_groups)
+
+
+def _groups(tokens: Sequence[Token], term: Callable[[str], str]) -> tuple[Group, ...]:
+    """Each token as its whole term or all its parts, through `term` (as written, or a stem)."""
+    groups = []
+    for token in tokens:
+        alternatives = [(term(token.term),)]
+        if token.parts:
+            alternatives.append(tuple(term(p.term) for p in token.parts))
+        groups.append(tuple(alternatives))
+    return tuple(dict.fromkeys(groups))
+
+
+def _distinct_terms(groups: tuple[Group, ...]) -> list[str]:
+    return list(dict.fromkeys(t for g in groups for alt in g for t in alt))
 
 
 class KeywordIndex:
@@ -111,7 +149,7 @@ class KeywordIndex:
         # Cleared by this connection's writes and, through `PRAGMA data_version`, by
         # another process's writes to the same file.
         self._count: int | None = None
-        self._frequencies_cache: dict[str, int] = {}
+        self._frequencies_cache: dict[tuple[str, str], int] = {}  # (column, term) -> passages
         self._data_version: int | None = None
         self.seconds = 0.0  # time spent tokenising and writing, for the indexing benchmark
 
@@ -159,7 +197,10 @@ class KeywordIndex:
 
     def _rebuild(self, error: BaseException) -> None:
         """Drops the file and builds it again from every passage of the database."""
-        repaired("the keyword index %s failed (%s); rebuilding it from the database", self.path, _short(error))
+        if isinstance(error, _OlderFormat):  # after an update: expected, once, and no sign of damage
+            log.info("the keyword index %s is %s; rebuilding it from the database", self.path, error)
+        else:
+            repaired("the keyword index %s failed (%s); rebuilding it from the database", self.path, _short(error))
         started = time.perf_counter()
         try:
             with self._lock:
@@ -212,20 +253,25 @@ class KeywordIndex:
                 self._db.executemany("DELETE FROM passages WHERE rowid = ?", ((int(i),) for i in removed))
             self._forget_counts()
         for i in range(0, len(added), REPAIR_BATCH):
-            rows = passage_texts(self.store, [int(a) for a in added[i : i + REPAIR_BATCH]])
+            rows = passages_to_index(self.store, [int(a) for a in added[i : i + REPAIR_BATCH]])
             self._add(rows)
         self.seconds += time.perf_counter() - started
 
-    def add(self, rows: Iterable[tuple[int, int, str]]) -> None:
-        """Indexes (passage id, document id, text) rows; an id present already is replaced."""
+    def add(self, rows: Iterable[tuple[int, int, str, str | None]]) -> None:
+        """Indexes (passage id, document id, text, language or None) rows; an id present
+        already is replaced."""
         rows = list(rows)
         self._healing(lambda: self._add(rows))
 
-    def _add(self, rows: Iterable[tuple[int, int, str]]) -> None:
-        values = [(pid, " ".join(index_terms(text)), doc) for pid, doc, text in rows]
+    def _add(self, rows: Iterable[tuple[int, int, str, str | None]]) -> None:
+        values = []
+        for pid, doc, text, language in rows:
+            terms = index_terms(text)
+            stemmed = [stem(t, language) for t in terms] if stems(language) else terms
+            values.append((pid, " ".join(terms), " ".join(stemmed), doc))
         with self._lock, self._db:
             self._db.executemany("DELETE FROM passages WHERE rowid = ?", ((v[0],) for v in values))
-            self._db.executemany("INSERT INTO passages(rowid, terms, document) VALUES (?, ?, ?)", values)
+            self._db.executemany("INSERT INTO passages(rowid, terms, stems, document) VALUES (?, ?, ?, ?)", values)
         self._forget_counts()
 
     def stamp(self, generation: GenerationInfo) -> None:
@@ -312,21 +358,23 @@ class KeywordIndex:
 
         def holds() -> bool:
             with self._lock:
-                return bool(self._frequencies(query)[1])
+                held = self._frequencies(query)[1]
+            return any(("terms", t) in held for t in query.terms)  # as written: no stem of nonsense
 
         return self._healing(holds)
 
     def holds_word(self, word: str) -> bool:
         """Whether the library holds `word`: its whole term, or each of its parts
         ("PyTorch": "pytorch", or both "py" and "torch"), in some passage."""
-        query = KeywordQuery.of([word])
+        query = KeywordQuery.of([word])  # as written: a name is not stemmed
         if not query:
             return False
 
         def holds() -> bool:
             with self._lock:
                 held = self._frequencies(query)[1]
-            return all(any(all(t in held for t in alternative) for alternative in group) for group in query.groups)
+            return all(any(all(("terms", t) in held for t in alternative) for alternative in group)
+                       for group in query.groups)
 
         return self._healing(holds)
 
@@ -339,6 +387,7 @@ class KeywordIndex:
             expression = '"' + " ".join(t.replace('"', '""') for t in terms) + '"'
         else:
             expression = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        expression = "{terms} : (" + expression + ")"
 
         def read() -> np.ndarray:
             with self._lock:
@@ -347,8 +396,9 @@ class KeywordIndex:
 
         return self._healing(read)
 
-    def _frequencies(self, query: KeywordQuery) -> tuple[int, dict[str, int]]:
-        """(passages held, passages holding each of the query's terms); caller holds the lock."""
+    def _frequencies(self, query: KeywordQuery) -> tuple[int, dict[tuple[str, str], int]]:
+        """(passages held, passages holding each of the query's (column, term)s, those
+        held by none left out); caller holds the lock."""
         version = self._db.execute("PRAGMA data_version").fetchone()[0]
         if version != self._data_version:  # another connection committed to the file
             self._count, self._data_version = None, version
@@ -356,13 +406,15 @@ class KeywordIndex:
         cache = self._frequencies_cache
         if len(cache) > FREQUENCIES_CACHED:  # a long session of distinct words: start over
             cache.clear()
-        for term in query.terms:  # one `term = ?` each: fts5vocab scans everything for IN (...)
-            if term not in cache:
-                row = self._db.execute("SELECT doc FROM vocabulary WHERE term = ?", (term,)).fetchone()
-                cache[term] = 0 if row is None else int(row[0])
+        for key in query.column_terms:  # one `term = ?` each: fts5vocab scans everything for IN (...)
+            if key not in cache:
+                column, term = key
+                row = self._db.execute("SELECT doc FROM vocabulary WHERE term = ? AND col = ?",
+                                       (term, column)).fetchone()
+                cache[key] = 0 if row is None else int(row[0])
         if self._count is None:
             self._count = self._count_locked()
-        return self._count, {t: cache[t] for t in query.terms if cache[t]}
+        return self._count, {key: cache[key] for key in query.column_terms if cache[key]}
 
     def _forget_counts(self) -> None:
         """After each commit of this connection's (data_version only sees other connections')."""
@@ -376,12 +428,12 @@ def _idf(n: int, total: int) -> float:
     return max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) if total else 1e-6
 
 
-def _best_possible(query: KeywordQuery, frequencies: dict[str, int], total: int) -> float:
-    """Sum over the query's terms of idf * (k1 + 1): bm25's ceiling for it."""
-    return max(sum(_idf(frequencies.get(t, 0), total) * (BM25_K1 + 1) for t in query.terms), 1e-6)
+def _best_possible(query: KeywordQuery, frequencies: dict[tuple[str, str], int], total: int) -> float:
+    """Sum over the query's (column, term)s of idf * (k1 + 1): bm25's ceiling for it."""
+    return max(sum(_idf(frequencies.get(key, 0), total) * (BM25_K1 + 1) for key in query.column_terms), 1e-6)
 
 
-def _without_common_words(query: KeywordQuery, frequencies: dict[str, int], total: int) -> KeywordQuery:
+def _without_common_words(query: KeywordQuery, frequencies: dict[tuple[str, str], int], total: int) -> KeywordQuery:
     """The query without words in more than COMMON_SHARE of passages (large collections).
 
     Such words weigh little in BM25 (idf < 2.9) but make FTS5 score and sort a large part
@@ -392,18 +444,21 @@ def _without_common_words(query: KeywordQuery, frequencies: dict[str, int], tota
     if total < PRUNE_MIN_PASSAGES:
         return query
 
-    def rare(term: str) -> bool:
-        return frequencies.get(term, 0) <= COMMON_SHARE * total
+    def pruned(column: str, groups: tuple[Group, ...]) -> tuple[Group, ...]:
+        def rare(term: str) -> bool:
+            return frequencies.get((column, term), 0) <= COMMON_SHARE * total
 
-    groups = []
-    for group in query.groups:
-        # In an identifier's parts ("fa" AND "2024" AND "5521") the common parts select
-        # nothing but cost a long posting list each: keep the rare ones.
-        alternatives = tuple(dict.fromkeys(
-            tuple(t for t in alt if rare(t)) for alt in group if any(rare(t) for t in alt)))
-        if alternatives:
-            groups.append(alternatives)
-    return KeywordQuery(tuple(groups))
+        kept = []
+        for group in groups:
+            # In an identifier's parts ("fa" AND "2024" AND "5521") the common parts select
+            # nothing but cost a long posting list each: keep the rare ones.
+            alternatives = tuple(dict.fromkeys(
+                tuple(t for t in alt if rare(t)) for alt in group if any(rare(t) for t in alt)))
+            if alternatives:
+                kept.append(alternatives)
+        return tuple(kept)
+
+    return KeywordQuery(pruned("terms", query.groups), pruned("stems", query.stem_groups))
 
 
 def inspect(path: Path) -> tuple[str | None, np.ndarray | None]:
@@ -484,14 +539,18 @@ def _connect(path: Path) -> sqlite3.Connection:
     return db
 
 
+class _OlderFormat(sqlite3.DatabaseError):
+    """The file was written by an earlier Babelfind (SCHEMA_VERSION): rebuilt, as if damaged."""
+
+
 def _create(db: sqlite3.Connection) -> None:
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version not in (0, SCHEMA_VERSION):
-        raise sqlite3.DatabaseError(f"keyword index format {version}, expected {SCHEMA_VERSION}")
+        raise _OlderFormat(f"of format {version}, not {SCHEMA_VERSION}")
     with db:
         # `ascii` keeps every non-ASCII character inside a term; '_' joins identifier parts.
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5("
-                   "terms, document UNINDEXED, tokenize = \"ascii tokenchars '_'\")")
-        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS vocabulary USING fts5vocab(passages, 'row')")
+                   "terms, stems, document UNINDEXED, tokenize = \"ascii tokenchars '_'\")")
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS vocabulary USING fts5vocab(passages, 'col')")
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER)")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

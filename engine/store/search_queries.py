@@ -84,6 +84,17 @@ def passage_texts(store: Store, ids: Sequence[int]) -> list[tuple[int, int, str]
     return out
 
 
+def passages_to_index(store: Store, ids: Sequence[int]) -> list[tuple[int, int, str, str | None]]:
+    """(passage id, document id, text, language or None) of these passages, for the keyword
+    index; ids no longer stored are absent."""
+    out: list[tuple[int, int, str, str | None]] = []
+    with store.session() as s:
+        for chunk in _chunks([int(i) for i in ids]):
+            out.extend(tuple(r) for r in s.execute(select(Passage.id, Passage.document_id, Passage.text,
+                                                          Passage.language).where(Passage.id.in_(chunk))))
+    return out
+
+
 def vectors_of(store: Store, generation_id: int, dim: int, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """(ids int64 [n], vectors float32 [n, dim]) of those of `ids` that have a vector, in
     no particular order.

@@ -42,7 +42,7 @@ def keywords(tmp_path_factory):
     vocabulary = [f"w{i}" for i in range(800)]
     weights = 1.0 / np.arange(1, len(vocabulary) + 1)
     weights /= weights.sum()
-    index.add((pid, 1, " ".join(rng.choice(vocabulary, rng.integers(5, 40), p=weights)))
+    index.add((pid, 1, " ".join(rng.choice(vocabulary, rng.integers(5, 40), p=weights)), None)
               for pid in range(1, 3001))
     yield index
     index.close()

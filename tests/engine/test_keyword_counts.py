@@ -32,8 +32,8 @@ def opened(tmp_path):
         index.close()
 
 
-def rows(start: int, texts: list[str]) -> list[tuple[int, int, str]]:
-    return [(start + i, 1, text) for i, text in enumerate(texts)]
+def rows(start: int, texts: list[str], language: str | None = None) -> list[tuple[int, int, str, str | None]]:
+    return [(start + i, 1, text, language) for i, text in enumerate(texts)]
 
 
 def fresh(index: KeywordIndex) -> KeywordIndex:
@@ -41,9 +41,10 @@ def fresh(index: KeywordIndex) -> KeywordIndex:
 
 
 def counts(index: KeywordIndex, words: list[str]) -> tuple[int, dict[str, int]]:
-    """(passages held, passages per term) as a search sees them."""
+    """(passages held, passages per term as written) as a search sees them."""
     with index._lock:
-        return index._frequencies(KeywordQuery.of(words))
+        total, frequencies = index._frequencies(KeywordQuery.of(words))
+    return total, {term: n for (column, term), n in frequencies.items() if column == "terms"}
 
 
 def same_search(a: KeywordIndex, b: KeywordIndex, words: list[str]) -> bool:

@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from engine.config import data_paths
 from engine.errors import InputError, UnknownFilterError
+from engine.highlight import match_spans
 from engine.library import Library
 from engine.store.schema import Passage
 
@@ -235,3 +236,17 @@ def test_a_stale_or_damaged_keyword_file_is_repaired_on_open(open_library, babel
     path.write_bytes(b"not a database" * 100)
     again = open_library()
     assert keyword_ids_agree(again) and len(again.live.keywords) > 0
+
+
+def test_a_question_finds_and_marks_other_forms_of_its_words(open_library, tmp_path):
+    library = open_library()
+    others = {f"note{i}.txt": f"Note {i} on the weather of week {i}." for i in range(8)}  # idf needs a few
+    index(library, write(tmp_path / "c", {
+        "pic.txt": "Pic draws box-and-arrow diagrams in troff documents.",
+        "tbl.txt": "Tbl formats tables of numbers in troff documents.", **others}))
+    results = library.search_results("drawing boxes with arrows", 5, mode="keyword")
+    assert names(results.hits) == ["pic.txt"] and results.language == "en"
+    best = results.hits[0].best
+    marked = match_spans(best.text, results.query.highlight.stemmed(results.language))
+    assert [best.text[a:b] for a, b in marked] == ["draws", "box", "arrow"]
+    assert names(library.search_results('"boxes"', 5, mode="keyword").hits) == []  # a phrase: as written

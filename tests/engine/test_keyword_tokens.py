@@ -50,7 +50,8 @@ def test_common_words_leave_matching_only_in_large_collections():
     from engine.index.keyword_index import KeywordQuery, _without_common_words
 
     query = KeywordQuery.of(["the", "FA-2024-5521"])
-    frequencies = {"the": 9000, "fa": 10000, "2024": 3000, "5521": 3, "fa_2024_5521": 1}
+    frequencies = {("terms", term): n for term, n in
+                   {"the": 9000, "fa": 10000, "2024": 3000, "5521": 3, "fa_2024_5521": 1}.items()}
     pruned = _without_common_words(query, frequencies, 10_000)
     assert pruned.groups == ((("fa_2024_5521",), ("5521",)),)
     assert _without_common_words(query, frequencies, 1000) == query  # small: every word kept

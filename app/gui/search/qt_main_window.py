@@ -208,7 +208,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         # the same query again (a refresh after indexing, a filter change) keeps the
         # document being read; a new query starts at its best hit
         keep = self.results.current_hit() if query == self.results_model.query() else None
-        terms = parsed.highlight if parsed is not None else NO_TERMS
+        terms = parsed.highlight.stemmed(results.language) if parsed is not None else NO_TERMS
         self.preview.terms = terms
         hits = list(results.hits)
         self.results_model.set_hits(hits, query, terms)
