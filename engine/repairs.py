@@ -6,7 +6,7 @@ The side files beside the database (keyword index, FAISS file, hubness penalties
 caches of it: damage to one costs a rebuild, never a search. Such a repair is worth one
 line on the terminal or in the status bar (it takes time, and damage may mean a failing
 disk), so its records go to REPAIR_LOGGER, which the front ends show (app/logging_setup.py)
-as well as log.
+as well as log. So does a cache rebuilt once after an update (`updated`, at INFO).
 """
 
 from __future__ import annotations
@@ -23,6 +23,12 @@ _log = logging.getLogger(REPAIR_LOGGER)
 def repaired(message: str, *args) -> None:
     """Logs one repair at WARNING on REPAIR_LOGGER; `message` is %-formatted with `args`."""
     _log.warning(message, *args)
+
+
+def updated(message: str, *args) -> None:
+    """Logs, at INFO on REPAIR_LOGGER, a cache built again because this version writes it
+    in another format: worth the same one line (it takes time), but no sign of damage."""
+    _log.info(message, *args)
 
 
 def move_aside(path: Path) -> Path | None:

@@ -40,7 +40,7 @@ from engine.errors import StoreError
 from engine.index.keyword_tokens import STOPWORDS, Token, index_terms, tokenize
 from engine.index.stemming import stem, stems
 from engine.private import private_file, private_folder
-from engine.repairs import move_aside, repaired
+from engine.repairs import move_aside, repaired, updated
 from engine.store import GenerationInfo, Store
 from engine.store.search_queries import passage_ids, passages_to_index
 
@@ -198,7 +198,8 @@ class KeywordIndex:
     def _rebuild(self, error: BaseException) -> None:
         """Drops the file and builds it again from every passage of the database."""
         if isinstance(error, _OlderFormat):  # after an update: expected, once, and no sign of damage
-            log.info("the keyword index %s is %s; rebuilding it from the database", self.path, error)
+            updated("updating the keyword index %s to this version's format (%s), once; rebuilding it "
+                    "from the database", self.path, error)
         else:
             repaired("the keyword index %s failed (%s); rebuilding it from the database", self.path, _short(error))
         started = time.perf_counter()
@@ -540,13 +541,15 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 class _OlderFormat(sqlite3.DatabaseError):
-    """The file was written by an earlier Babelfind (SCHEMA_VERSION): rebuilt, as if damaged."""
+    """The file was written by an earlier Babelfind (SCHEMA_VERSION): rebuilt, with a note."""
 
 
 def _create(db: sqlite3.Connection) -> None:
     version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version not in (0, SCHEMA_VERSION):
-        raise _OlderFormat(f"of format {version}, not {SCHEMA_VERSION}")
+    if 0 < version < SCHEMA_VERSION:
+        raise _OlderFormat(f"format {version}, now {SCHEMA_VERSION}")
+    if version > SCHEMA_VERSION:  # a later Babelfind's: rebuilt like a damaged file
+        raise sqlite3.DatabaseError(f"keyword index format {version}, expected {SCHEMA_VERSION}")
     with db:
         # `ascii` keeps every non-ASCII character inside a term; '_' joins identifier parts.
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5("
