@@ -52,7 +52,6 @@ def _open_window(args: argparse.Namespace) -> int:
     from app.gui.search.qt_menus import THEME_KEY
     from engine.config import data_paths
     from engine.errors import BabelfindError
-    from engine.library import Library
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName(ORGANISATION)
@@ -68,8 +67,7 @@ def _open_window(args: argparse.Namespace) -> int:
         paths = data_paths()
         if not ensure_models(paths):
             return 1
-        # the model loads in the background once the window shows (QtMainWindow.showEvent)
-        library = Library.open(paths, db_url=args.db, defer_encoder=True)
+        library = open_library(paths, args.db)
     except BabelfindError as e:
         QMessageBox.critical(None, "Babelfind cannot start", str(e))
         return 1
@@ -134,6 +132,51 @@ def ensure_models(paths) -> bool:
     if "error" in outcome:
         QMessageBox.critical(None, "Babelfind", f"The default models could not be installed:\n{outcome['error']}")
     return bool(outcome.get("model"))
+
+
+def open_library(paths, db_url: str | None = None):
+    """Library.open in the background, behind a busy dialog when it takes over a second: a
+    keyword index written by an earlier version is rebuilt in this one's format (5 s for
+    21,500 passages, docs/benchmarks.md "Keyword stems"), a damaged one from the database. The dialog
+    shows what is being done (engine.repairs); what Library.open raises is raised here.
+    No Cancel: an index rebuilt halfway would only be rebuilt again at the next start.
+    """
+    import logging
+
+    from PySide6.QtCore import QEventLoop
+    from PySide6.QtWidgets import QProgressDialog
+
+    from app.gui.common.qt_repairs import QtRepairNotes
+    from app.gui.common.qt_worker import QtWorker
+    from engine.library import Library
+
+    dialog = QProgressDialog("Opening the library...", None, 0, 0)  # 0, 0: busy, no fraction
+    dialog.setWindowTitle("Babelfind")
+    dialog.setValue(0)  # at its minimum, so that the next line restarts its show timer
+    dialog.setMinimumDuration(1000)
+    notes = QtRepairNotes(dialog, level=logging.INFO)
+    notes.noted.connect(lambda text: dialog.setLabelText(f"Opening the library...\n{_wrapped(text[:1].upper() + text[1:])}"))
+    # the model loads in the background once the window shows (QtMainWindow.showEvent)
+    worker = QtWorker.for_callback(lambda _report: Library.open(paths, db_url=db_url, defer_encoder=True))
+    outcome: dict[str, object] = {}
+    worker.returned.connect(lambda library: outcome.setdefault("library", library))
+    worker.errored.connect(lambda error: outcome.setdefault("error", error))
+    loop = QEventLoop()
+    worker.finished.connect(loop.quit)
+    worker.start()
+    loop.exec()
+    worker.wait()
+    notes.detach()
+    dialog.close()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["library"]
+
+
+def _wrapped(text: str, width: int = 70) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))
 
 
 def _show_install_progress(dialog, fraction: float, message: str) -> None:

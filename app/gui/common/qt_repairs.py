@@ -17,8 +17,8 @@ from engine.repairs import REPAIR_LOGGER
 
 
 class _Forward(logging.Handler):
-    def __init__(self, notes: QtRepairNotes):
-        super().__init__(logging.WARNING)
+    def __init__(self, notes: QtRepairNotes, level: int):
+        super().__init__(level)
         self.notes = notes
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -26,13 +26,14 @@ class _Forward(logging.Handler):
 
 
 class QtRepairNotes(QObject):
-    """Emits `noted(text)` for each record of engine.repairs while attached."""
+    """Emits `noted(text)` for each record of engine.repairs while attached: repairs, and
+    with `level` INFO also the caches rebuilt once after an update (engine.repairs.updated)."""
 
     noted = Signal(str)
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None, level: int = logging.WARNING):
         super().__init__(parent)
-        self._handler = _Forward(self)
+        self._handler = _Forward(self, level)
         logging.getLogger(REPAIR_LOGGER).addHandler(self._handler)
 
     def detach(self) -> None:
