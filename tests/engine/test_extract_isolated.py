@@ -23,6 +23,7 @@ from engine.errors import (
 )
 from engine.extract import extract_data
 from engine.extract.html_file import MAX_DEPTH, nests_deeper_than
+from engine.extract import isolated
 from engine.extract.isolated import ExtractionProcess
 from engine.extract.ocr import ocr_setup
 
@@ -78,10 +79,25 @@ def test_the_nesting_estimate_follows_the_parser_on_ordinary_pages():
 
 
 @posix_only
-def test_a_crashed_reader_costs_one_document(reader, caplog):
+def test_a_crashed_reader_costs_one_document(reader, caplog, monkeypatch):
     reader.extract(Path("first.txt"), b"The reader is running now.")
     long_text = b"Honey bees dance to show the way to the flowers. " * 1_000_000  # seconds to read
-    threading.Timer(0.2, lambda: os.kill(reader._child.pid, signal.SIGSEGV)).start()
+    # Killed once the child holds the whole document: before that (a loaded machine can
+    # take longer than any fixed delay to hand 50 MB over) the reader restarts the child
+    # and sends the document again, as it should.
+    handed_over = threading.Event()
+    write_frame = isolated._write_frame
+
+    def write_and_tell(stream, frame) -> None:
+        write_frame(stream, frame)
+        handed_over.set()
+
+    def kill_when_handed_over() -> None:
+        handed_over.wait(60)
+        os.kill(reader._child.pid, signal.SIGSEGV)
+
+    monkeypatch.setattr(isolated, "_write_frame", write_and_tell)
+    threading.Thread(target=kill_when_handed_over).start()
     with caplog.at_level(logging.WARNING), pytest.raises(ExtractionError, match="crashed on this file"):
         reader.extract(Path("long.txt"), long_text, ExtractLimits(max_seconds=60))
     assert "SIGSEGV" in caplog.text
