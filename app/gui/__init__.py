@@ -103,7 +103,6 @@ def ensure_models(paths) -> bool:
     Cheap (no dialog shown) when the active model is installed. Returns False when the
     user cancelled or installation failed; the app then quits.
     """
-    from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QMessageBox, QProgressDialog
 
     from app.first_run import ensure_models as ensure_installed
@@ -118,20 +117,13 @@ def ensure_models(paths) -> bool:
         return ensure_installed(paths, lambda fraction, message: report((fraction, message)))
 
     worker = QtWorker.for_callback(install)
-    outcome: dict[str, object] = {}
     worker.yielded.connect(lambda event: _show_install_progress(dialog, *event))
-    worker.returned.connect(lambda name: outcome.setdefault("model", name))
-    worker.errored.connect(lambda error: outcome.setdefault("error", error))
     dialog.canceled.connect(worker.cancel)
-    loop = QEventLoop()
-    worker.finished.connect(loop.quit)
-    worker.start()
-    loop.exec()
-    worker.wait()
+    outcome = _run_to_end(worker)
     dialog.close()
     if "error" in outcome:
         QMessageBox.critical(None, "Babelfind", f"The default models could not be installed:\n{outcome['error']}")
-    return bool(outcome.get("model"))
+    return bool(outcome.get("value"))
 
 
 def open_library(paths, db_url: str | None = None):
@@ -143,7 +135,6 @@ def open_library(paths, db_url: str | None = None):
     """
     import logging
 
-    from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QProgressDialog
 
     from app.gui.common.qt_repairs import QtRepairNotes
@@ -158,19 +149,29 @@ def open_library(paths, db_url: str | None = None):
     notes.noted.connect(lambda text: dialog.setLabelText(f"Opening the library...\n{_wrapped(text[:1].upper() + text[1:])}"))
     # the model loads in the background once the window shows (QtMainWindow.showEvent)
     worker = QtWorker.for_callback(lambda _report: Library.open(paths, db_url=db_url, defer_encoder=True))
+    outcome = _run_to_end(worker)
+    notes.detach()
+    dialog.close()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _run_to_end(worker) -> dict[str, object]:
+    """Runs a QtWorker to its end in a local event loop (before the window exists), its
+    dialog live meanwhile: {"value": what it returned} or {"error": what it raised}, or
+    {} when it was cancelled."""
+    from PySide6.QtCore import QEventLoop
+
     outcome: dict[str, object] = {}
-    worker.returned.connect(lambda library: outcome.setdefault("library", library))
+    worker.returned.connect(lambda value: outcome.setdefault("value", value))
     worker.errored.connect(lambda error: outcome.setdefault("error", error))
     loop = QEventLoop()
     worker.finished.connect(loop.quit)
     worker.start()
     loop.exec()
     worker.wait()
-    notes.detach()
-    dialog.close()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["library"]
+    return outcome
 
 
 def _wrapped(text: str, width: int = 70) -> str:
