@@ -17,9 +17,9 @@ Terms come from engine.index.keyword_tokens (folding, bigrams, identifiers); FTS
 `ascii` tokeniser only splits them at the spaces put between them. Each passage is held
 twice, position for position: its terms as written (`terms`: phrases, required words,
 names) and the same with each word stemmed in the passage's language (`stems`,
-engine.index.stemming). A query in a language with a stemmer is ranked on the stems, so
-"boxes and arrows" finds a passage on "box-and-arrow diagrams"; any other query on the
-terms, as written.
+engine.index.stemming). A query in a language with a stemmer is matched in both and
+ranked on their sum, so "boxes and arrows" finds a passage on "box-and-arrow diagrams",
+below one that writes "boxes and arrows"; any other query on the terms, as written.
 """
 
 from __future__ import annotations
