@@ -153,6 +153,8 @@ def main() -> None:
     parser.add_argument("--models", type=Path, help="models folder for --index (holding multilingual-e5-small)")
     parser.add_argument("--keep", action="store_true", help="keep the built store for --reuse")
     parser.add_argument("--reuse", type=Path, help="home folder of a run made with --keep")
+    parser.add_argument("--query-language", help="the queries' language as detected (ISO 639-1; default none): "
+                        "'en' also matches the stems of their words")
     parser.add_argument("--cases", help="only the query cases whose names contain one of these (comma separated)")
     parser.add_argument("--context", nargs="+", default=["on"], choices=["on", "off"],
                         help="time with the documents' context in dense scores (the default), without, or both")
@@ -225,7 +227,7 @@ def main() -> None:
             vector /= np.linalg.norm(vector)
             started, started_cpu = time.perf_counter(), time.process_time()
             searched = None if mode == "keyword" else live.query_vector(vector, None)  # as Library.search_results
-            run_search(indexes, query, searched, 10, mode)
+            run_search(indexes, query, searched, 10, mode, language=args.query_language)
             timings.append((time.perf_counter() - started) * 1e3)
             cpu.append((time.process_time() - started_cpu) * 1e3)
         print(f"search {name:24s} {percentiles(timings[5:])}  cpu p50 {statistics.median(cpu[5:]):6.1f} ms  "
