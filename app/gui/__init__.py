@@ -161,7 +161,7 @@ def _run_to_end(worker) -> dict[str, object]:
     """Runs a QtWorker to its end in a local event loop (before the window exists), its
     dialog live meanwhile: {"value": what it returned} or {"error": what it raised}, or
     {} when it was cancelled."""
-    from PySide6.QtCore import QCoreApplication, QEventLoop
+    from PySide6.QtCore import QEventLoop
 
     outcome: dict[str, object] = {}
     worker.returned.connect(lambda value: outcome.setdefault("value", value))
@@ -171,14 +171,13 @@ def _run_to_end(worker) -> dict[str, object]:
     worker.start()
     loop.exec()
     worker.wait()
-    QCoreApplication.sendPostedEvents()  # what the worker sent last reaches the dialog before it goes
     return outcome
 
 
 def _wrapped(text: str, width: int = 70) -> str:
     import textwrap
 
-    return "\n".join(textwrap.wrap(text, width))
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False))  # a path breaks at a space
 
 
 def _show_install_progress(dialog, fraction: float, message: str) -> None:
