@@ -119,7 +119,8 @@ def _load_identifier():
         from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
     except ImportError as e:
         raise ModelError("the language identifier (py3langid) is not installed") from e
-    copy = None if _copy_folder is None else _copy_folder / f"py3langid-{py3langid.__version__}.npz"
+    version = getattr(py3langid, "__version__", None)  # the copy is of this version's model layout
+    copy = None if _copy_folder is None or version is None else _copy_folder / f"py3langid-{version}.npz"
     identifier = None if copy is None else _read_copy(copy, LanguageIdentifier)
     if identifier is None:
         try:
@@ -152,11 +153,11 @@ def _read_copy(path: Path, identifier_class):
 
 def _write_copy(path: Path, identifier) -> None:
     """Saves the identifier's arrays at `path`; a failure only costs the next start 0.5 s."""
-    arrays = {name: np.asarray(getattr(identifier, name)) for name in _COPY_ARRAYS}
     try:
+        arrays = {name: np.asarray(getattr(identifier, name)) for name in _COPY_ARRAYS}
         with atomic_file(path) as f:
             np.savez_compressed(f, **arrays)
-    except OSError as e:
+    except (OSError, AttributeError) as e:  # AttributeError: a py3langid that holds its model otherwise
         log.info("cannot keep a copy of the language model at %s: %s", path, e)
 
 
