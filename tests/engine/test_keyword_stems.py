@@ -5,6 +5,7 @@ the index matched; an index of the earlier format is rebuilt once, with a note t
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sqlite3
 
@@ -13,7 +14,8 @@ import pytest
 from engine.highlight import HighlightTerms, match_spans
 from engine.index.keyword_index import KeywordIndex, KeywordQuery
 from engine.index.keyword_tokens import tokenize
-from engine.index.stemming import stem, stems
+from engine.index.language_means import reference_sentences
+from engine.index.stemming import _ALGORITHMS, stem, stems
 from engine.repairs import REPAIR_LOGGER
 from engine.store import Store
 
@@ -42,6 +44,30 @@ def test_stems_of_words_in_languages_with_a_stemmer_only():
     assert stem("rechnungen", "de") == stem("rechnung", "de")
     assert stem("boxes", None) == "boxes" and stem("boxes", "zh") == "boxes" and not stems("zh")
     assert stem("fa_2024_5521", "en") == "fa_2024_5521" and stem("2024", "en") == "2024"
+
+
+def python_stemmer(algorithm: str):
+    """snowballstemmer's own pure-Python stemmer, whether or not PyStemmer is installed."""
+    module = importlib.import_module(f"snowballstemmer.{algorithm}_stemmer")
+    return getattr(module, f"{algorithm.title()}Stemmer")()
+
+
+def test_the_compiled_stemmers_give_the_pure_python_stems():
+    """The install stems with PyStemmer; where only snowballstemmer's Python code is (a
+    platform without its wheel), every language's words get the same stems, so a keyword
+    file made on one machine is read right on the other."""
+    import snowballstemmer
+    import Stemmer
+
+    assert snowballstemmer.stemmer is Stemmer.Stemmer  # the lock installs the compiled stemmers
+    sentences = reference_sentences()
+    others = [t.term for text in sentences["en"][:20] + sentences["ru"][:20] for t in tokenize(text)]
+    for language, algorithm in sorted(_ALGORITHMS.items()):
+        own = [t.term for text in sentences.get(language, ())[:40] for t in tokenize(text)]
+        words = [w for w in own + others if w.isalpha()]
+        compiled, python = Stemmer.Stemmer(algorithm), python_stemmer(algorithm)
+        assert len(words) > 100
+        assert compiled.stemWords(words) == [python.stemWord(w) for w in words], language
 
 
 def test_a_query_finds_other_forms_of_its_words_in_the_passages_language(keywords):
