@@ -6,38 +6,35 @@ A document's date is its own (an e-mail's Date header) when it has one, else its
 
 A document's mtime changes without a version bump (`Store.touch_document`), so the
 passage catalog (engine.store.catalog) cannot hold it, and asking SQL on every query
-scans the documents table (~10 ms at 20k documents). SQLite tells, though, whether
-anything was committed to the file since a given connection last asked: `PRAGMA
-data_version` changes after a commit by any other connection, of this process or
-another. One such connection per store is kept for that question; the (id, mtime)
-arrays are read again only after a commit. Other databases (PostgreSQL) are asked each
-time, as an in-memory SQLite database is (a second connection would see another one).
+scans the documents table (~10 ms at 20k documents). The (id, mtime) arrays are read
+again only after a commit to the file (engine.store.commits); other databases
+(PostgreSQL, an in-memory SQLite database) are asked each time.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import weakref
 
 import numpy as np
-from sqlalchemy import event, func, select
+from sqlalchemy import func, select
 
 from engine.store.catalog import driver_rows
+from engine.store.commits import CommitWatch, commit_watch
 from engine.store.schema import Document
 from engine.store.store import Store
 
 # A document's own date (a message's Date header) when it has one, else its mtime.
 _when = func.coalesce(Document.date, Document.mtime)
-_watches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Store -> _Mtimes | None
+_mtimes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Store -> _Mtimes | None
 _lock = threading.Lock()
 
 
 class _Mtimes:
-    """Every document's (id, mtime), and the connection that says when to read them again."""
+    """Every document's (id, mtime), read again after a commit to the file."""
 
-    def __init__(self, path: str):
-        self._db = sqlite3.connect(path, check_same_thread=False)
+    def __init__(self, watch: CommitWatch):
+        self._watch = watch
         self._lock = threading.Lock()
         self._version: int | None = None
         self.ids = np.empty(0, np.int64)
@@ -46,7 +43,7 @@ class _Mtimes:
     def read_if_changed(self, store: Store) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
             # Asked before reading: a commit in between makes the next call read again.
-            version = self._db.execute("PRAGMA data_version").fetchone()[0]
+            version = self._watch.version()
             if version != self._version:
                 with store.engine.connect() as connection:
                     rows = driver_rows(connection, select(Document.id, _when).order_by(Document.id))
@@ -54,10 +51,6 @@ class _Mtimes:
                 self.mtimes = np.fromiter((r[1] for r in rows), np.float64, len(rows))
                 self._version = version
             return self.ids, self.mtimes
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
 
 
 def documents_modified(store: Store, after: float | None, before: float | None) -> np.ndarray:
@@ -76,18 +69,10 @@ def documents_modified(store: Store, after: float | None, before: float | None) 
 
 def _mtimes_of(store: Store) -> _Mtimes | None:
     with _lock:
-        if store in _watches:
-            return _watches[store]
-        url = store.engine.url
-        file_backed = (url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
-                       and not url.query.get("uri"))
-        mtimes = _Mtimes(url.database) if file_backed else None
-        if mtimes is not None:
-            # Store.close disposes the engine: let go of the file then, too (Windows keeps
-            # an open file from being deleted).
-            event.listen(store.engine, "engine_disposed", lambda _engine: mtimes.close())
-        _watches[store] = mtimes
-        return mtimes
+        if store not in _mtimes:
+            watch = commit_watch(store)
+            _mtimes[store] = _Mtimes(watch) if watch is not None else None
+        return _mtimes[store]
 
 
 def _asked(store: Store, after: float | None, before: float | None) -> np.ndarray:

@@ -22,6 +22,7 @@ from helpers import postgres_database
 from sqlalchemy import select
 
 from engine.store import DocumentWrite, NewPassage, Store
+from engine.store import catalog as catalog_module
 from engine.store.catalog import passage_catalog
 from engine.store.schema import Document, Passage
 from engine.store.search_queries import (
@@ -145,6 +146,25 @@ def test_rebuilt_after_this_store_adds_or_removes_documents(db_url):
     assert passage_documents(store, added) == {}
 
 
+def test_an_unchanged_file_is_not_asked_for_its_stamp(tmp_path, monkeypatch):
+    """Search takes the catalog several times a query: with no commit since, SQLite's data
+    version says so and no query is made; any commit makes the next call look again."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store, generation, root = filled_store(url)
+    first = passage_catalog(store)
+    stamps = []
+    real_stamp = catalog_module._stamp
+    monkeypatch.setattr(catalog_module, "_stamp", lambda s: stamps.append(1) or real_stamp(s))
+    assert passage_catalog(store) is first and passage_catalog(store) is first
+    assert stamps == []
+    store.touch_document(first.document_paths[0], 1, 99.0)  # a commit that adds no passage
+    assert passage_catalog(store) is first and stamps == [1]
+    other = Store.open(url)
+    _, (added,) = other.write_documents(root, generation, [document("/docs/late.txt", "en", "txt", 1.0, ["en"])])
+    other.close()
+    assert passage_catalog(store).passage_ids[-len(added):].tolist() == added and stamps == [1, 1]
+
+
 def test_sees_another_stores_write(db_url):
     """Another Store object on the same database: its own cache, the same stamp in SQL."""
     store, generation, root = filled_store(db_url)
@@ -264,11 +284,11 @@ def test_date_filters_see_another_process_touch(tmp_path):
 def test_closing_the_store_lets_go_of_the_file(tmp_path):
     import sqlite3
 
-    from engine.store import dates
+    from engine.store import commits
 
     store, _, _ = filled_store(f"sqlite:///{tmp_path / 'store.db'}")
     restricted_passage_ids(store, Restriction(modified_after=1.0))
-    watch = dates._watches[store]
+    watch = commits._watches[store]
     store.close()
     with pytest.raises(sqlite3.ProgrammingError):  # closed
         watch._db.execute("PRAGMA data_version")
