@@ -11,11 +11,11 @@ Python, BSD licence) hands them out from PyStemmer (the same algorithms compiled
 MIT) when that is installed, as the lock installs it: a word takes ~1 µs there against
 40-130 µs in Python, which a search pays for every word of the passages it highlights
 before the cache holds them. Both give the same stems (tests/engine/test_keyword_stems.py),
-so a keyword file made with one is read with the other. A stem is made from the folded term (engine.index.keyword_tokens),
-the same way for a passage and a query, so "Größe" and "grosse" share a stem; folding
-leaves some suffix rules unused ("ité" is "ite"), which stems a little less, never wrongly
-apart. Only letters are stemmed: identifiers, their parts' numbers and CJK bigrams are
-not words with endings.
+so a keyword file made with one is read with the other. A stem is made from the folded
+term (engine.index.keyword_tokens), the same way for a passage and a query, so "Größe"
+and "grosse" share a stem; folding leaves some suffix rules unused ("ité" is "ite"),
+which stems a little less, never wrongly apart. Only letters are stemmed: identifiers,
+their parts' numbers and CJK bigrams are not words with endings.
 """
 
 from __future__ import annotations

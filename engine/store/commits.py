@@ -4,6 +4,7 @@
     >>> seen = watch.version()                 # ask first, then read what is cached
     >>> ...
     >>> watch.version() == seen                # True: no commit since, the cache holds
+                                               # (None once the store is closed: ask the tables)
 
 SQLite's `PRAGMA data_version` changes after a commit by any other connection, of this
 process or another, and costs microseconds; asking a table what changed costs a query
@@ -33,14 +34,19 @@ class CommitWatch:
     def __init__(self, path: str):
         self._db = sqlite3.connect(path, check_same_thread=False)
         self._lock = threading.Lock()
+        self._closed = False
 
-    def version(self) -> int:
-        """A number that changes whenever another connection commits to the file."""
+    def version(self) -> int | None:
+        """A number that changes whenever another connection commits to the file; None once
+        the store was closed (a search still finishing then asks the tables, as before)."""
         with self._lock:
+            if self._closed:
+                return None
             return self._db.execute("PRAGMA data_version").fetchone()[0]
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._db.close()
 
 

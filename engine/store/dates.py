@@ -44,7 +44,7 @@ class _Mtimes:
         with self._lock:
             # Asked before reading: a commit in between makes the next call read again.
             version = self._watch.version()
-            if version != self._version:
+            if version is None or version != self._version:
                 with store.engine.connect() as connection:
                     rows = driver_rows(connection, select(Document.id, _when).order_by(Document.id))
                 self.ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))

@@ -281,6 +281,17 @@ def test_date_filters_see_another_process_touch(tmp_path):
     assert restricted_passage_ids(store, Restriction(modified_after=20.5, modified_before=20.6)).tolist() == ids
 
 
+def test_a_search_finishing_after_the_store_closed_still_gets_its_catalog(tmp_path):
+    """The window closes its library while a search thread may still run: the commit
+    watch is closed with the store, and the catalog is then read as before it existed."""
+    store, _, _ = filled_store(f"sqlite:///{tmp_path / 'store.db'}")
+    recent = Restriction(modified_after=1.0)
+    ids, recent_ids = passage_catalog(store).passage_ids.tolist(), restricted_passage_ids(store, recent).tolist()
+    store.close()
+    assert passage_catalog(store).passage_ids.tolist() == ids
+    assert restricted_passage_ids(store, recent).tolist() == recent_ids
+
+
 def test_closing_the_store_lets_go_of_the_file(tmp_path):
     import sqlite3
 
