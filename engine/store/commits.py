@@ -23,6 +23,7 @@ import weakref
 from sqlalchemy import event
 
 from engine.store.store import Store
+from engine.store.urls import sqlite_database_file
 
 _watches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Store -> CommitWatch | None
 _lock = threading.Lock()
@@ -56,9 +57,9 @@ def commit_watch(store: Store) -> CommitWatch | None:
         if store in _watches:
             return _watches[store]
         url = store.engine.url
-        file_backed = (url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
-                       and not url.query.get("uri"))
-        watch = CommitWatch(url.database) if file_backed else None
+        database = sqlite_database_file(url)
+        # a `uri=true` name is a URI, which this plain connection would take for a file name
+        watch = CommitWatch(database) if database is not None and not url.query.get("uri") else None
         if watch is not None:
             # Store.close disposes the engine: let go of the file then, too (Windows keeps
             # an open file from being deleted).

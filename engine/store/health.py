@@ -16,7 +16,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from engine.errors import StoreError
 from engine.store.schema import Passage, Vector
 from engine.store.store import Store
-from engine.store.urls import mask_url, one_line, scrub
+from engine.store.urls import mask_url, one_line, scrub, sqlite_database_file
 from engine.store.vector_blobs import EARLIER, STORED
 
 MAX_REPORTED = 20  # integrity_check lines kept; a badly damaged file yields thousands
@@ -33,8 +33,8 @@ def database_is_new(url: str) -> bool:
     except (ArgumentError, ValueError):
         return False  # Store.open reports the malformed URL
     if parsed.get_backend_name() == "sqlite":
-        database = parsed.database
-        if not database or database == ":memory:" or parsed.query.get("mode") == "memory":
+        database = sqlite_database_file(parsed)
+        if database is None:
             return True
         from pathlib import Path
 

@@ -20,6 +20,8 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
+from engine.store.urls import sqlite_database_file
+
 MIGRATE_WAIT_S = 120.0  # a migration takes well under a second; longer means a stuck peer
 _PG_LOCK_KEY = 2056240151  # any constant shared by every Babelfind process
 # The newest revision in engine/migrations/versions; tests/engine/test_store.py holds it to
@@ -56,8 +58,8 @@ def revisions_of(engine: Engine) -> list[str]:
 @contextmanager
 def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
     """`<database>.migrate.lock` held while migrating a SQLite file; nothing otherwise."""
-    database = engine.url.database if engine.dialect.name == "sqlite" else None
-    if not database or database == ":memory:" or engine.url.query.get("mode") == "memory":
+    database = sqlite_database_file(engine.url)
+    if database is None:
         yield
         return
     from engine.locking import WriteLock

@@ -81,6 +81,17 @@ def sqlite_file(url: str) -> Path:
     return Path(url.removeprefix("sqlite:///").split("?", 1)[0])
 
 
+def sqlite_database_file(url) -> str | None:
+    """The file of a SQLite database (`url` a SQLAlchemy URL), or None: another backend,
+    or a database held in memory (`:memory:`, `mode=memory`)."""
+    if url.get_backend_name() != "sqlite":
+        return None
+    database = url.database
+    if not database or database == ":memory:" or url.query.get("mode") == "memory":
+        return None
+    return database
+
+
 def check_sqlite_folder(url: str) -> None:
     """A mistyped --db path must fail, not create folders wherever it points.
 

@@ -11,10 +11,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from engine.errors import LibraryBusyError
 from engine.locking import WriteLock, waiting_message
-from engine.store.urls import mask_url, one_line, scrub
+from engine.store.urls import mask_url, one_line, scrub, sqlite_database_file
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -86,6 +87,17 @@ def test_hold_tells_once_while_waiting(tmp_path):
 ])
 def test_mask_url_hides_every_secret(url, masked):
     assert mask_url(url) == masked
+
+
+@pytest.mark.parametrize("url, file", [
+    ("sqlite:////home/me/babelfind.db", "/home/me/babelfind.db"),
+    ("sqlite:///:memory:", None),
+    ("sqlite://", None),
+    ("sqlite:///file:lib?mode=memory&uri=true", None),
+    ("postgresql://me@db/lib", None),
+])
+def test_the_file_of_a_sqlite_database(url, file):
+    assert sqlite_database_file(make_url(url)) == file
 
 
 def test_scrub_removes_secrets_from_driver_messages():
