@@ -190,8 +190,13 @@ def main() -> None:
     live = LiveIndex.open(store, generation, paths.indexes, keywords=keywords, language_neutral=encoder is not None)
     if encoder is not None:
         live.ensure_corrections(encoder, passage_languages=LANGUAGES, query=True)
+    if not live.mirror.usable:  # a store of an earlier version: the copy its next index run leaves
+        started = time.perf_counter()
+        live.save()
+        print(f"vector copy written in {time.perf_counter() - started:.1f} s")
     print(f"vectors: {'language-neutral' if live.means is not None else 'plain (no model here)'}, "
-          f"{'hubness penalties' if live.hubness is not None else 'no hubness penalties'}")
+          f"{'hubness penalties' if live.hubness is not None else 'no hubness penalties'}, "
+          f"re-scored from {'the vector copy' if live.mirror.usable else 'the database'}")
     indexes = SearchIndexes(store, live, keywords)
     rng = random.Random(3)
     sample_texts = rng.sample(texts, args.queries)

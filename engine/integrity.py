@@ -22,6 +22,7 @@ from engine.errors import LibraryDamagedError, StoreError
 from engine.index import keyword_index
 from engine.index.live_index import LiveIndex
 from engine.index.vector_file import FORMAT_VERSION, read_trailer
+from engine.index.vector_mirror import VectorMirror
 from engine.index.vectors import PLAIN_SPACE, VectorIndex
 from engine.locking import WRITE_LOCK_FILE, LockHolder, WriteLock
 from engine.store import GenerationInfo, Store
@@ -32,9 +33,12 @@ from engine.store.health import (
     passage_ids,
     vector_ids,
 )
+from engine.store.search_queries import vectors_of
 from engine.store.urls import mask_url, one_line
+from engine.store.vector_blobs import as_stored
 
 SHOWN_IDS = 5  # example ids per mismatch line
+COPY_SAMPLE = 5_000  # vectors of the copy compared with the database's
 
 
 @dataclass
@@ -143,6 +147,7 @@ def _check_generation(store: Store, generation: GenerationInfo, all_passages: np
         report.notes.append(f"{label}: {len(missing)} passage(s) still to re-encode")
     if generation.status == "active":
         _check_file(generation, stored, indexes, label, report)
+        _check_copy(store, generation, stored, indexes, label, report)
 
 
 def _check_file(generation: GenerationInfo, stored: np.ndarray, indexes: Path, label: str,
@@ -175,6 +180,29 @@ def _check_file(generation: GenerationInfo, stored: np.ndarray, indexes: Path, l
     if len(extra):
         report.problems.append(f"{label}: {path.name} holds {_ids_text(extra)} id(s) "
                                "the database does not")
+
+
+def _check_copy(store: Store, generation: GenerationInfo, stored: np.ndarray, indexes: Path, label: str,
+                report: CheckReport) -> None:
+    """The vector copy re-scoring reads (engine.index.vector_mirror) against the database:
+    its ids, and the vectors of a sample of them."""
+    copy = VectorMirror(indexes, generation.id, generation.dim)
+    if not copy.load(generation.version):
+        if copy.map_path.exists():
+            report.notes.append(f"{label}: {copy.map_path.name} is damaged or of another version; "
+                                "re-scoring reads the database until the next index run writes it again")
+        return
+    held = copy.ids()
+    wrong = len(np.setdiff1d(stored, held)) + len(np.setdiff1d(held, stored))
+    sample = np.random.default_rng(0).permutation(np.intersect1d(stored, held))[:COPY_SAMPLE]
+    copied_ids, copied = copy.get(np.sort(sample))
+    found, vectors = vectors_of(store, generation.id, generation.dim, copied_ids.tolist())
+    order = np.argsort(found)
+    rows = order[np.searchsorted(found[order], copied_ids)]
+    wrong += int((copied != as_stored(vectors[rows])).any(axis=1).sum())  # float32 of earlier versions, rounded
+    if wrong:
+        report.problems.append(f"{label}: {copy.map_path.name} differs from the database for {wrong} "
+                               "passage(s); delete it (the next index run writes it again)")
 
 
 def _nonempty_index_files(indexes: Path) -> list[Path]:

@@ -28,7 +28,8 @@ means at hand, by a caller that has the model loaded, never at open.
 Full-precision vectors stay in the store (float16, engine.store.vector_blobs); above a few
 thousand passages FAISS holds 8-bit codes, and its candidates are re-scored with the
 stored vectors, read on demand (`StoredVectors`), so a search process keeps only the
-codes in memory. Every vector search compares passes through `searchable`: those FAISS
+codes in memory; a copy of them in a mapped file saves the SQLite lookups when it holds
+this version (engine.index.vector_mirror). Every vector search compares passes through `searchable`: those FAISS
 is given (`apply`, and rebuilds through `StoredVectors.batches`) and those re-scoring
 reads (`StoredVectors.get`), so the language correction is made in one place.
 """
@@ -51,6 +52,7 @@ from engine.index.keyword_index import KeywordIndex
 from engine.index.language_means import LanguageMeans, reference_digest
 from engine.index.vector_config import VectorIndexConfig
 from engine.index.vector_file import damage, read_trailer
+from engine.index.vector_mirror import VectorMirror
 from engine.index.vectors import PLAIN_SPACE, VectorIndex
 from engine.private import private_folder
 from engine.repairs import repaired
@@ -67,8 +69,8 @@ class StoredVectors:
     `searchable`: the `ExactVectors` of a library's VectorIndex. The store writes them
     itself, before `LiveIndex.apply`, so `add` and `remove` have nothing to do."""
 
-    def __init__(self, store: Store, generation: GenerationInfo, searchable):
-        self.store, self.generation, self.searchable = store, generation, searchable
+    def __init__(self, store: Store, generation: GenerationInfo, searchable, mirror: VectorMirror):
+        self.store, self.generation, self.searchable, self.mirror = store, generation, searchable, mirror
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         pass
@@ -77,7 +79,12 @@ class StoredVectors:
         pass
 
     def get(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        found, vectors = vectors_of(self.store, self.generation.id, self.generation.dim, ids.tolist())
+        """The copy's rows where it has them (engine.index.vector_mirror), the store's for the rest."""
+        found, vectors = self.mirror.get(ids)
+        rest = ids[~np.isin(ids, found)]
+        if len(rest):
+            stored_ids, stored = vectors_of(self.store, self.generation.id, self.generation.dim, rest.tolist())
+            found, vectors = np.concatenate([found, stored_ids]), np.concatenate([vectors, stored])
         order = np.argsort(found)
         found, vectors = found[order], vectors[order]
         wanted = ids[np.isin(ids, found, assume_unique=True)]  # in the order asked
@@ -121,6 +128,7 @@ class LiveIndex:
         # None: passages are scored alone (no config, or not measured yet: see ensure_corrections)
         self.context: DocumentContext | None = None
         self.context_config = context_config
+        self.mirror = VectorMirror(folder, generation.id, generation.dim)  # loaded by `open`
 
     @classmethod
     def open(cls, store: Store, generation: GenerationInfo, folder: Path,
@@ -141,6 +149,7 @@ class LiveIndex:
         means = (LanguageMeans.load(cls.means_file_for(folder, generation.id), model=generation.model_name,
                                     dim=generation.dim) if language_neutral else None)
         live = cls(store, generation, folder, None, config, keywords, hubness_config, means, context_config)
+        live.mirror.load(generation.version)
         path = cls.file_for(folder, generation.id)
         space = vector_space(means)
         index = VectorIndex.load(path, expected_generation=generation.version, dim=generation.dim, config=config,
@@ -173,6 +182,7 @@ class LiveIndex:
                                language_neutral=self.means is not None, context_config=None)
         with self._side_lock:
             self.index, self.generation, self.version = fresh.index, current, fresh.version
+            self.mirror = fresh.mirror
             self.means, self.complete = fresh.means, fresh.complete
             self.hubness = None  # the other process's side file, or a rebuild on next use
             self._load_hubness()
@@ -329,7 +339,7 @@ class LiveIndex:
         return l2_normalise(vectors)
 
     def _exact_source(self) -> StoredVectors:
-        return StoredVectors(self.store, self.generation, self.searchable)
+        return StoredVectors(self.store, self.generation, self.searchable, self.mirror)
 
     def _stored_vectors(self):
         """Yields (ids, vectors) of every stored passage, in the form FAISS holds."""
@@ -369,7 +379,9 @@ class LiveIndex:
         """
         added = np.asarray(added, dtype=np.int64)
         if len(added):
-            vectors = self.searchable(added, as_stored(vectors), languages)
+            stored = as_stored(vectors)
+            vectors = self.searchable(added, stored, languages)
+        self.mirror.apply(np.asarray(removed, dtype=np.int64), added, stored if len(added) else None)
         # An incomplete index is rebuilt from the database, this change included, once
         # its means are in; until then it holds nothing to change.
         if len(removed) and self.complete:
@@ -417,6 +429,7 @@ class LiveIndex:
                      path, stamp, self.version)
         else:
             self.index.save(path, generation=self.version, space=vector_space(self.means))
+        self._save_mirror()
         if self.keywords is not None:  # stamped, like the FAISS file, with what it holds
             self.keywords.stamp(dataclasses.replace(current, version=self.version))
         with self._side_lock:
@@ -428,6 +441,15 @@ class LiveIndex:
                                   vector_space(self.means))
         self._dirty = False
         self._last_save = time.monotonic()
+
+    def _save_mirror(self) -> None:
+        generation_id, dim = self.generation.id, self.generation.dim
+
+        def database_version() -> int | None:
+            current = self.store.generation_by_id(generation_id)
+            return None if current is None else current.version
+
+        self.mirror.save(self.version, lambda: self.store.iter_vectors(generation_id, dim), database_version)
 
     def save_if_due(self, every_s: float) -> bool:
         """Saves when there are changes and the last save is `every_s` old; True if it did."""
@@ -455,6 +477,7 @@ class LiveIndex:
         self.hubness_file_for(self.folder, self.generation.id).unlink(missing_ok=True)
         self.means_file_for(self.folder, self.generation.id).unlink(missing_ok=True)
         self.context_file_for(self.folder, self.generation.id).unlink(missing_ok=True)
+        self.mirror.delete_files()
 
 
 def vector_space(means: LanguageMeans | None) -> str:
