@@ -1,5 +1,5 @@
 """A generation's stored vectors, copied into a file beside its FAISS index, so that
-re-scoring reads rows of a mapped file instead of looking each vector up in SQLite.
+re-scoring reads rows of a plain file instead of looking each vector up in SQLite.
 
     mirror = VectorMirror(folder, generation_id, dim)
     mirror.load(version)                          # usable only if the file holds `version`
@@ -9,7 +9,11 @@ re-scoring reads rows of a mapped file instead of looking each vector up in SQLi
 
 Why: a fused search re-scores about 400 candidates a query with full-precision vectors.
 From SQLite that is two B-tree lookups a row, about 11 ms a query at 100k passages, the
-largest cost left (docs/benchmarks.md); rows of a mapped file cost a fraction of a ms.
+largest cost left (docs/benchmarks.md); 400 rows read from a file cost about 2 ms. They
+are read, not memory-mapped (0.5 ms): a mapped file's touched pages count as the
+process's resident memory (the window's would grow by up to 768 bytes a passage over a
+session), and a mapped file cut short under a reader kills it (SIGBUS); read ones stay in
+the system's file cache, and a short read falls back to the store.
 
 The store stays the one truth. The file is used only when it holds exactly the version
 of the generation that the index was opened at, as the FAISS file is; a passage it lacks
@@ -18,7 +22,7 @@ this process hides the file's row of every id it touches until the next save.
 
 Files, per generation:
   * `generation-<id>.vectors-<token>.f16`: rows of float16, appended to and never
-    rewritten (a reader may have the file mapped);
+    rewritten (a reader may be reading it);
   * `generation-<id>.vectors.npz`: replaced atomically; the version it holds, the data
     file's name, its rows written, and each held passage id's row.
 A save appends the rows added since the last one and writes a new map; an append a
@@ -67,7 +71,7 @@ class _Mirrored:
     rows_written: int
     ids: np.ndarray  # int64, sorted
     rows: np.ndarray  # int64, each id's row in the data file
-    data: np.ndarray | None  # float16 [rows_written, dim], mapped; None when empty
+    data_path: Path  # float16 [rows_written, dim]
 
     @property
     def dead_rows(self) -> int:
@@ -125,9 +129,11 @@ class VectorMirror:
         asked = ids[~np.isin(ids, changed)]
         at = np.minimum(np.searchsorted(mirrored.ids, asked), max(len(mirrored.ids) - 1, 0))
         held = (mirrored.ids[at] == asked) if len(mirrored.ids) else np.zeros(len(asked), bool)
-        vectors = mirrored.data[mirrored.rows[at[held]]].astype(np.float32) if held.any() else \
-            np.empty((0, self.dim), np.float32)
-        return np.concatenate([asked[held], added_ids]), np.concatenate([vectors, added_vectors])
+        found = asked[held]
+        vectors = self._read_rows(mirrored.data_path, mirrored.rows[at[held]])
+        if vectors is None:  # the file went away or was cut since it was checked: the store answers
+            found, vectors = found[:0], np.empty((0, self.dim), np.float32)
+        return np.concatenate([found, added_ids]), np.concatenate([vectors, added_vectors])
 
     def ids(self) -> np.ndarray:
         """The ids it holds, sorted (empty when no file is usable)."""
@@ -223,7 +229,7 @@ class VectorMirror:
         move_aside(self.map_path)
         with atomic_file(self.map_path) as f:
             np.savez(f, ids=ids, rows=rows, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))
-        self._take(_Mirrored(version, data_name, rows_written, ids, rows, self._map_data(data_name, rows_written)))
+        self._take(_Mirrored(version, data_name, rows_written, ids, rows, self._data_path(data_name)))
         self._remove_unused_data_files(keep=data_name)  # replaced ones, and a killed full write's
 
     def _take(self, mirrored: _Mirrored) -> None:
@@ -238,7 +244,7 @@ class VectorMirror:
             if path.name != keep:
                 try:
                     path.unlink()
-                except OSError:  # mapped by a reader on Windows: the next full write retries
+                except OSError:  # open in a reader on Windows: the next save retries
                     log.info("could not remove %s yet", path)
 
     def delete_files(self) -> None:
@@ -262,7 +268,6 @@ class VectorMirror:
             problem = self._problem(meta, ids, rows)
             if problem is None and expect_version is not None and meta["generation"] != expect_version:
                 return None  # another version's: the store answers until the next save
-            data = None if problem else self._map_data(meta["data"], meta["rows_written"])
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, UnicodeDecodeError) as e:
@@ -273,7 +278,7 @@ class VectorMirror:
                          "until the next save writes it again", self.map_path, problem)
             return None
         return _Mirrored(meta["generation"], meta["data"], meta["rows_written"], ids.astype(np.int64),
-                         rows.astype(np.int64), data)
+                         rows.astype(np.int64), self._data_path(meta["data"]))
 
     def _problem(self, meta: dict, ids: np.ndarray, rows: np.ndarray) -> str | None:
         if (meta.get("format") != FORMAT_VERSION or meta.get("dim") != self.dim
@@ -291,7 +296,23 @@ class VectorMirror:
             return f"the data file {name} is missing or shorter than its {written} rows"
         return None
 
-    def _map_data(self, name: str, rows_written: int) -> np.ndarray | None:
-        if rows_written == 0:
+    def _read_rows(self, path: Path, rows: np.ndarray) -> np.ndarray | None:
+        """float32 [len(rows), dim] of those rows of the data file; None when it cannot be read."""
+        size = self.dim * STORED.itemsize
+        try:
+            with open(path, "rb", buffering=0) as f:
+                data = b"".join([_read_at(f, at, size) for at in (rows * size).tolist()])
+        except OSError as e:
+            log.info("cannot read the vector copy %s (%s); reading the database", path, e)
             return None
-        return np.memmap(self._data_path(name), dtype=STORED, mode="r", shape=(rows_written, self.dim))
+        if len(data) != len(rows) * size:  # cut short since it was checked
+            log.info("the vector copy %s ends early; reading the database", path)
+            return None
+        return np.frombuffer(data, STORED).reshape(len(rows), self.dim).astype(np.float32)
+
+
+def _read_at(f, offset: int, size: int) -> bytes:
+    if hasattr(os, "pread"):  # one call, and no shared file position
+        return os.pread(f.fileno(), size, offset)
+    f.seek(offset)  # Windows
+    return f.read(size)

@@ -86,6 +86,12 @@ def test_a_saved_copy_answers_with_the_stored_vectors(saved, tmp_path):
     assert_holds(reopened, store)
 
 
+def test_rows_are_read_the_same_where_there_is_no_positioned_read(saved, monkeypatch):
+    mirror, store = saved
+    monkeypatch.delattr(vector_mirror.os, "pread")  # as on Windows
+    assert_holds(mirror, store)
+
+
 def test_a_copy_of_another_version_is_not_used(saved, tmp_path):
     _mirror, store = saved
     other = VectorMirror(tmp_path, 1, DIM)
@@ -161,6 +167,17 @@ def test_a_damaged_copy_is_noted_left_to_the_store_and_written_again(saved, tmp_
     store.save(reopened)
     assert reopened.usable
     assert_holds(reopened, store)
+
+
+@pytest.mark.parametrize("how", ["removed", "cut short"])
+def test_a_data_file_changed_behind_a_reader_leaves_the_answers_to_the_store(saved, tmp_path, how):
+    mirror, store = saved
+    data = tmp_path / data_files(tmp_path)[0]
+    if how == "removed":
+        data.unlink()
+    else:
+        data.write_bytes(data.read_bytes()[: DIM * 2 * 3])
+    assert answers(mirror, list(store.held)) == {}
 
 
 def test_a_full_write_is_dropped_when_the_store_moves_on_meanwhile(tmp_path):
