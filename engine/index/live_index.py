@@ -28,9 +28,9 @@ means at hand, by a caller that has the model loaded, never at open.
 Full-precision vectors stay in the store (float16, engine.store.vector_blobs); above a few
 thousand passages FAISS holds 8-bit codes, and its candidates are re-scored with the
 stored vectors, read on demand (`StoredVectors`), so a search process keeps only the
-codes in memory; a copy of them in a mapped file saves the SQLite lookups when it holds
-this version (engine.index.vector_mirror). Every vector search compares passes through `searchable`: those FAISS
-is given (`apply`, and rebuilds through `StoredVectors.batches`) and those re-scoring
+codes in memory; a copy of them in a file beside the index spares the SQLite lookups
+while it holds this version (engine.index.vector_mirror). Every vector search compares
+passes through `searchable`: those FAISS is given (`apply`, and rebuilds through `StoredVectors.batches`) and those re-scoring
 reads (`StoredVectors.get`), so the language correction is made in one place.
 """
 
@@ -378,10 +378,10 @@ class LiveIndex:
         gives them back, made `searchable`, as re-scoring will read them.
         """
         added = np.asarray(added, dtype=np.int64)
+        stored = as_stored(vectors) if len(added) else None
         if len(added):
-            stored = as_stored(vectors)
             vectors = self.searchable(added, stored, languages)
-        self.mirror.apply(np.asarray(removed, dtype=np.int64), added, stored if len(added) else None)
+        self.mirror.apply(np.asarray(removed, dtype=np.int64), added, stored)
         # An incomplete index is rebuilt from the database, this change included, once
         # its means are in; until then it holds nothing to change.
         if len(removed) and self.complete:

@@ -71,7 +71,6 @@ class _Mirrored:
     rows_written: int
     ids: np.ndarray  # int64, sorted
     rows: np.ndarray  # int64, each id's row in the data file
-    data_path: Path  # float16 [rows_written, dim]
 
     @property
     def dead_rows(self) -> int:
@@ -106,7 +105,7 @@ class VectorMirror:
     # -- reading ------------------------------------------------------------------------
 
     def load(self, version: int) -> bool:
-        """Maps the file if it holds `version`; True if it does. A damaged one is noted
+        """Takes the file if it holds `version`; True if it does. A damaged one is noted
         and left for the next save to replace."""
         mirrored = self._read_map(expect_version=version)
         with self._lock:
@@ -130,7 +129,7 @@ class VectorMirror:
         at = np.minimum(np.searchsorted(mirrored.ids, asked), max(len(mirrored.ids) - 1, 0))
         held = (mirrored.ids[at] == asked) if len(mirrored.ids) else np.zeros(len(asked), bool)
         found = asked[held]
-        vectors = self._read_rows(mirrored.data_path, mirrored.rows[at[held]])
+        vectors = self._read_rows(self._data_path(mirrored.data_name), mirrored.rows[at[held]])
         if vectors is None:  # the file went away or was cut since it was checked: the store answers
             found, vectors = found[:0], np.empty((0, self.dim), np.float32)
         return np.concatenate([found, added_ids]), np.concatenate([vectors, added_vectors])
@@ -229,7 +228,7 @@ class VectorMirror:
         move_aside(self.map_path)
         with atomic_file(self.map_path) as f:
             np.savez(f, ids=ids, rows=rows, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))
-        self._take(_Mirrored(version, data_name, rows_written, ids, rows, self._data_path(data_name)))
+        self._take(_Mirrored(version, data_name, rows_written, ids, rows))
         self._remove_unused_data_files(keep=data_name)  # replaced ones, and a killed full write's
 
     def _take(self, mirrored: _Mirrored) -> None:
@@ -278,7 +277,7 @@ class VectorMirror:
                          "until the next save writes it again", self.map_path, problem)
             return None
         return _Mirrored(meta["generation"], meta["data"], meta["rows_written"], ids.astype(np.int64),
-                         rows.astype(np.int64), self._data_path(meta["data"]))
+                         rows.astype(np.int64))
 
     def _problem(self, meta: dict, ids: np.ndarray, rows: np.ndarray) -> str | None:
         if (meta.get("format") != FORMAT_VERSION or meta.get("dim") != self.dim
