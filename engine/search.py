@@ -448,13 +448,14 @@ def _passage_hit(row: PassageRow, score: float, matched_by: str, cosine: float |
 def make_snippet(text: str, limit: int = SNIPPET_CHARS, terms: HighlightTerms | None = None) -> str:
     """The passage on one line, cut at a word boundary with an ellipsis when too long.
 
-    With `terms`, a long passage's snippet starts shortly before the first matched word,
-    so an identifier deep in a passage is in its snippet (and can be marked there).
+    With `terms`, a long passage whose first `limit - 20` characters match none of them
+    has its snippet start shortly before the first matched word, so an identifier deep in
+    a passage is in its snippet (and can be marked there).
     """
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
-    spans = match_spans(flat, terms) if terms else []
+    spans = _first_spans(flat, terms, limit - 20) if terms else []
     if spans and spans[0][1] > limit - 20:
         cut = flat.rfind(" ", 0, max(0, spans[0][0] - 40)) + 1
         flat = "…" + flat[cut:]
@@ -462,6 +463,15 @@ def make_snippet(text: str, limit: int = SNIPPET_CHARS, terms: HighlightTerms | 
             return flat
     cut = flat.rfind(" ", 0, limit)
     return flat[: cut if cut > limit // 2 else limit].rstrip() + "…"
+
+
+def _first_spans(flat: str, terms: HighlightTerms, within: int) -> list[tuple[int, int]]:
+    """The matches of `flat`'s first `within` characters when there are any (the snippet
+    then starts where the passage does, and shows them), else of all of it: most passages
+    match early, and reading a whole passage's words costs ~0.6 ms a snippet. A match that
+    ends that early is found whole in the start alone: cutting it splits only later words."""
+    early = [span for span in match_spans(flat[: within + 1], terms) if span[1] <= within]
+    return early or match_spans(flat, terms)
 
 
 __all__ = ["MODES", "SearchConfig", "SearchIndexes", "dense_candidates", "make_snippet", "run_search"]

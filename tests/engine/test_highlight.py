@@ -45,3 +45,17 @@ def test_long_passage_snippet_starts_near_the_match():
     snippet = make_snippet(text, terms=parse_query("FA-2024-5521").highlight)
     assert "FA-2024-5521" in snippet and snippet.startswith("…") and len(snippet) <= SNIPPET_CHARS + 1
     assert "FA-2024-5521" not in make_snippet(text)
+
+
+def test_a_snippet_starts_at_the_passage_when_it_matches_early():
+    text = "invoice FA-2024-5521 opened. " + "filler " * 80 + "invoice FA-2024-5521 is overdue."
+    snippet = make_snippet(text, terms=parse_query("FA-2024-5521").highlight)
+    assert snippet.startswith("invoice FA-2024-5521 opened.") and snippet.endswith("…")
+
+
+def test_a_word_cut_where_the_start_ends_is_not_taken_for_a_match():
+    limit = SNIPPET_CHARS
+    for offset in range(limit - 30, limit - 12):  # "overduexyz" across the start's end
+        text = "f" * (offset - 1) + " overduexyz " + "filler " * 30 + "the invoice is overdue now"
+        snippet = make_snippet(text, terms=parse_query("overdue").highlight)
+        assert snippet.startswith("…") and "is overdue now" in snippet, offset
