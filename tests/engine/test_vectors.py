@@ -213,6 +213,30 @@ def test_kind_switches_at_threshold_with_hysteresis():
     assert VectorIndex.build(DIM, ids[:1_000], vectors[:1_000], config=SMALL).kind == "flat"
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_query_finds_what_it_finds_in_a_batch(threads):
+    """A single query's lists are shared out across FAISS's threads, a batch's queries are:
+    the same lists scanned, the same answers, with or without a filter."""
+    import faiss
+
+    rng = np.random.default_rng(5)
+    vectors = _mixture(rng, 4_000, DIM, clusters=40)
+    index = VectorIndex.build(DIM, np.arange(4_000, dtype=np.int64), vectors, config=SMALL)
+    queries, allowed = _sphere(rng, 20), np.sort(rng.choice(4_000, 600, replace=False)).astype(np.int64)
+    previous = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(threads)
+    try:
+        for candidate_filter in (None, allowed):
+            batch_scores, batch_ids = index.search(queries, 10, candidate_filter=candidate_filter)
+            for row, query in enumerate(queries):
+                scores, found = index.search(query[None], 10, candidate_filter=candidate_filter)
+                np.testing.assert_array_equal(found[0], batch_ids[row])
+                np.testing.assert_array_equal(scores[0], batch_scores[row])
+    finally:
+        faiss.omp_set_num_threads(previous)
+    assert index.kind == "ivf"
+
+
 def test_ivf_is_retrained_when_it_has_grown():
     rng = np.random.default_rng(9)
     vectors, ids = _sphere(rng, 4_500), np.arange(4_500, dtype=np.int64)
