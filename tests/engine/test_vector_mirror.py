@@ -14,7 +14,7 @@ from engine.config import data_paths
 from engine.index import live_index, vector_mirror
 from engine.index.live_index import LiveIndex
 from engine.index.vector_mirror import VectorMirror
-from engine.integrity import check_home
+from engine.integrity import check_home, check_library
 from engine.library import Library
 from engine.locking import WriteLock
 from engine.store.vector_blobs import as_stored
@@ -294,3 +294,24 @@ def test_check_compares_the_copy_with_the_database(compressed_library):
     data.write_bytes(bytes(damaged))
     report = check_home(paths)
     assert any("differs from the database for 1 passage(s)" in p for p in report.problems), report.problems
+
+
+def test_the_copy_serves_a_library_on_either_database(babelfind_home, db_url, tmp_path, monkeypatch):
+    monkeypatch.setattr(live_index, "VectorIndexConfig", lambda: COMPRESSED)
+    paths = data_paths(babelfind_home)
+    library = Library.open(paths, db_url=db_url, encoder=SeededEncoder())
+    try:
+        *_, _finished = library.index_paths([write_folder(tmp_path / "docs", documents=200)])
+        assert library.live.mirror.usable and not library.live.index.exact
+        asked = count_database_reads(monkeypatch)
+        with_copy = top(library)
+        assert asked == []
+        assert check_library(library.store, paths.indexes).ok
+    finally:
+        library.close()
+    library.live.mirror.delete_files()
+    library = Library.open(paths, db_url=db_url, encoder=SeededEncoder())
+    try:
+        assert top(library) == with_copy and asked
+    finally:
+        library.close()
