@@ -67,7 +67,8 @@ def match_spans(text: str, terms: HighlightTerms) -> list[tuple[int, int]]:
 def _word_spans(token: Token, terms: HighlightTerms) -> list[tuple[int, int]]:
     if _marks(token.term, terms):
         return [(token.start, token.end)]
-    return [(p.start, p.end) for p in token.parts if _marks(p.term, terms)]
+    # a one-letter part is noise: "C program" should not mark the c of "git.c" or "x86_64"'s x
+    return [(p.start, p.end) for p in token.parts if len(p.term) > 1 and _marks(p.term, terms)]
 
 
 def _marks(term: str, terms: HighlightTerms) -> bool:

@@ -21,6 +21,14 @@ def test_identifiers_keep_their_underscores_and_parts_mark_alone():
     assert marked(text, "closure") == ["closure"]
 
 
+def test_a_one_letter_word_marks_words_not_the_letters_of_identifiers():
+    text = "Fix a leak in prepend_to_path (git.c) for x86_64. The C code and C++ code"
+    assert marked(text, "C program") == ["C", "C"]
+    assert marked(text, "x") == []
+    assert marked("the x server", "x") == ["x"]
+    assert marked(text, "git") == ["git"]  # longer parts still mark alone
+
+
 def test_phrases_mark_only_together_and_exclusions_mark_nothing():
     text = "red wine here, wine red there"
     assert marked(text, '"red wine"') == ["red wine"]
