@@ -303,3 +303,68 @@ def test_closing_the_store_lets_go_of_the_file(tmp_path):
     store.close()
     with pytest.raises(sqlite3.ProgrammingError):  # closed
         watch._db.execute("PRAGMA data_version")
+
+
+# -- kept between processes ---------------------------------------------------------------
+
+
+def counting_full_reads(monkeypatch) -> list[int]:
+    build = catalog_module._build
+    full_reads: list[int] = []
+    monkeypatch.setattr(catalog_module, "_build", lambda *a: full_reads.append(1) or build(*a))
+    return full_reads
+
+
+def truth(store: Store):
+    return catalog_module._build(store, catalog_module._stamp(store))
+
+
+def test_a_new_process_takes_the_kept_catalog_without_reading_it_whole(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store, _, _ = filled_store(url)
+    passage_catalog(store)
+    assert catalog_module.kept_catalog_file(store) == tmp_path / "store.db.catalog.npz"
+    full_reads = counting_full_reads(monkeypatch)
+    later = Store.open(url)  # a new Store object: nothing cached, as in a new process
+    assert same_catalog(passage_catalog(later), truth(later)) and full_reads == [1]  # truth's own
+
+
+def test_the_next_process_brings_the_kept_catalog_up_to_date(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store, generation, root = filled_store(url)
+    passage_catalog(store)
+    with store.session() as s:
+        paths = sorted(s.scalars(select(Document.path)))
+    store.remove_documents(paths[:5])
+    store.write_documents(root, generation, random_documents(np.random.default_rng(9), 4, tag="late"))
+    full_reads = counting_full_reads(monkeypatch)
+    later = Store.open(url)
+    caught_up = passage_catalog(later)
+    assert full_reads == [] and same_catalog(caught_up, truth(later))
+    assert catalog_module._kept(later).stamp == caught_up.stamp  # kept again, for the next one
+
+
+def test_a_kept_catalog_of_another_database_is_not_taken(tmp_path, monkeypatch):
+    one, _, _ = filled_store(f"sqlite:///{tmp_path / 'one.db'}", seed=1)
+    passage_catalog(one)
+    other, _, _ = filled_store(f"sqlite:///{tmp_path / 'other.db'}", seed=2)
+    (tmp_path / "other.db.catalog.npz").write_bytes((tmp_path / "one.db.catalog.npz").read_bytes())
+    fresh = Store.open(f"sqlite:///{tmp_path / 'other.db'}")
+    full_reads = counting_full_reads(monkeypatch)
+    assert same_catalog(passage_catalog(fresh), truth(fresh)) and len(full_reads) == 2  # its own, and truth's
+
+
+@pytest.mark.parametrize("damage", [b"", b"PK\x03\x04 not a zip", "truncated"])
+def test_a_damaged_kept_catalog_is_read_whole(tmp_path, damage):
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store, _, _ = filled_store(url)
+    passage_catalog(store)
+    kept = tmp_path / "store.db.catalog.npz"
+    kept.write_bytes(kept.read_bytes()[:200] if damage == "truncated" else damage)
+    later = Store.open(url)
+    assert same_catalog(passage_catalog(later), truth(later))
+
+
+def test_no_catalog_is_kept_for_a_database_without_a_file(db_url, tmp_path):
+    store = Store.open(db_url if db_url.startswith("postgresql") else "sqlite://")
+    assert catalog_module.kept_catalog_file(store) is None
