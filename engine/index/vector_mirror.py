@@ -170,15 +170,23 @@ class VectorMirror:
             log.info("another process is saving the vector copy of generation %d; left to it", self.generation_id)
             return
         try:
-            on_disk = self._read_map(expect_version=None, quiet=True)
+            # the header only: the ids and rows of a map this process wrote or took are its own
+            on_disk = self._read_meta()
+            on_disk_version = on_disk.get("generation") if on_disk else None
             with self._lock:
                 mine, changed, added = self._mirrored, self._changed, self._added
-            if on_disk is not None and on_disk.version >= version:
-                if on_disk.version == version:  # the one state of that version, saved elsewhere
-                    self._take(on_disk)
+            if isinstance(on_disk_version, int) and on_disk_version > version:
                 return  # a later writer's: this process reloads it when it refreshes
+            if on_disk_version == version:  # the one state of that version: this process's, or saved elsewhere
+                if mine is not None and (mine.version, mine.data_name) == (version, on_disk.get("data")):
+                    return
+                taken = self._read_map(expect_version=version, quiet=True)
+                if taken is not None:
+                    self._take(taken)
+                    return
             if (mine is not None and on_disk is not None
-                    and (on_disk.version, on_disk.data_name) == (mine.version, mine.data_name)
+                    and (on_disk_version, on_disk.get("data")) == (mine.version, mine.data_name)
+                    and self._data_whole(mine.data_name, mine.rows_written)
                     and not _mostly_dead(mine, changed, added)):
                 self._append(mine, changed, added, version)
             elif database_version() == version:
@@ -257,16 +265,32 @@ class VectorMirror:
 
     # -- the map ------------------------------------------------------------------------
 
+    def _read_meta(self) -> dict | None:
+        """The map's header (format, version, data file, rows written), or None when there
+        is no readable map."""
+        try:
+            with np.load(self.map_path, allow_pickle=False) as saved:
+                meta = json.loads(saved["meta"].tobytes().decode())
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
+            return None
+        return meta if isinstance(meta, dict) else None
+
+    def _data_whole(self, name: str, rows_written: int) -> bool:
+        """Whether the data file still holds every row written (nobody removed or cut it)."""
+        path = self._data_path(name)
+        return path.is_file() and path.stat().st_size >= rows_written * self.dim * STORED.itemsize
+
     def _read_map(self, expect_version: int | None, quiet: bool = False) -> _Mirrored | None:
         """The saved state if the map and its data file agree (and it holds
         `expect_version` when given); None otherwise, a damaged one noted unless `quiet`."""
         try:
             with np.load(self.map_path, allow_pickle=False) as saved:
                 meta = json.loads(saved["meta"].tobytes().decode())
+                if (expect_version is not None and isinstance(meta, dict) and meta.get("format") == FORMAT_VERSION
+                        and isinstance(meta.get("generation"), int) and meta["generation"] != expect_version):
+                    return None  # another version's: the store answers until the next save
                 ids, rows = saved["ids"], saved["rows"]
             problem = self._problem(meta, ids, rows)
-            if problem is None and expect_version is not None and meta["generation"] != expect_version:
-                return None  # another version's: the store answers until the next save
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, UnicodeDecodeError) as e:
@@ -290,8 +314,7 @@ class VectorMirror:
             return "ids and rows disagree"
         if len(rows) and (rows.min() < 0 or rows.max() >= written):
             return "a row past the data file's end"
-        size = self._data_path(name).stat().st_size if self._data_path(name).is_file() else -1
-        if size < written * self.dim * STORED.itemsize:
+        if not self._data_whole(name, written):
             return f"the data file {name} is missing or shorter than its {written} rows"
         return None
 
