@@ -43,7 +43,7 @@ from engine.atomic import atomic_file
 from engine.store.commits import commit_watch
 from engine.store.schema import Document, IndexGeneration, Passage
 from engine.store.store import Store, _chunks
-from engine.store.urls import sqlite_database_file
+from engine.store.urls import sqlite_plain_file
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +191,7 @@ _KEPT_TABLES = ("languages", "document_paths", "document_languages", "file_types
 def kept_catalog_file(store: Store) -> Path | None:
     """Where a SQLite library's catalog is kept between processes; None for another
     backend or a database in memory (each process then reads it whole)."""
-    database = sqlite_database_file(store.engine.url)
+    database = sqlite_plain_file(store.engine.url)
     return None if database is None else Path(database + KEPT_SUFFIX)
 
 

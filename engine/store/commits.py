@@ -23,7 +23,7 @@ import weakref
 from sqlalchemy import event
 
 from engine.store.store import Store
-from engine.store.urls import sqlite_database_file
+from engine.store.urls import sqlite_plain_file
 
 _watches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Store -> CommitWatch | None
 _lock = threading.Lock()
@@ -57,9 +57,8 @@ def commit_watch(store: Store) -> CommitWatch | None:
         if store in _watches:
             return _watches[store]
         url = store.engine.url
-        database = sqlite_database_file(url)
-        # a `uri=true` name is a URI, which this plain connection would take for a file name
-        watch = CommitWatch(database) if database is not None and not url.query.get("uri") else None
+        database = sqlite_plain_file(url)  # this plain connection would take a URI for a file name
+        watch = CommitWatch(database) if database is not None else None
         if watch is not None:
             # Store.close disposes the engine: let go of the file then, too (Windows keeps
             # an open file from being deleted).

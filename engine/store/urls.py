@@ -92,6 +92,12 @@ def sqlite_database_file(url) -> str | None:
     return database
 
 
+def sqlite_plain_file(url) -> str | None:
+    """sqlite_database_file where it is a plain file name, to open as such or to keep files
+    beside; None also for a `uri=true` name, which is a URI (`file:lib.db?mode=ro`)."""
+    return None if url.query.get("uri") else sqlite_database_file(url)
+
+
 def check_sqlite_folder(url: str) -> None:
     """A mistyped --db path must fail, not create folders wherever it points.
 

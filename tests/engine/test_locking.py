@@ -15,7 +15,7 @@ from sqlalchemy.engine import make_url
 
 from engine.errors import LibraryBusyError
 from engine.locking import WriteLock, waiting_message
-from engine.store.urls import mask_url, one_line, scrub, sqlite_database_file
+from engine.store.urls import mask_url, one_line, scrub, sqlite_database_file, sqlite_plain_file
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -98,6 +98,11 @@ def test_mask_url_hides_every_secret(url, masked):
 ])
 def test_the_file_of_a_sqlite_database(url, file):
     assert sqlite_database_file(make_url(url)) == file
+
+
+def test_a_uri_name_is_no_plain_file():
+    assert sqlite_plain_file(make_url("sqlite:////home/me/babelfind.db")) == "/home/me/babelfind.db"
+    assert sqlite_plain_file(make_url("sqlite:///file:/home/me/babelfind.db?mode=ro&uri=true")) is None
 
 
 def test_scrub_removes_secrets_from_driver_messages():
