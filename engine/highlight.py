@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from engine.index.keyword_tokens import STOPWORDS, Token, tokenize
+from engine.index.keyword_tokens import STOPWORDS, Token, iter_tokens, tokenize
 from engine.index.stemming import stem, stems
 
 
@@ -62,6 +62,22 @@ def match_spans(text: str, terms: HighlightTerms) -> list[tuple[int, int]]:
     for phrase in terms.phrases:
         spans.extend(_phrase_spans(tokens, phrase))
     return _merge(spans)
+
+
+def first_match(text: str, terms: HighlightTerms) -> tuple[int, int] | None:
+    """Where `text`'s first matched word starts and ends (match_spans' first span, unless
+    CJK bigrams overlap it), reading no further: a snippet needs only that, and a passage
+    matches early more often than not. None where nothing matches."""
+    if not terms:
+        return None
+    if terms.phrases:  # rare; a phrase may start before the first plain word it follows
+        spans = match_spans(text, terms)
+        return spans[0] if spans else None
+    for token in iter_tokens(text):
+        spans = _word_spans(token, terms)
+        if spans:
+            return spans[0]
+    return None
 
 
 def _word_spans(token: Token, terms: HighlightTerms) -> list[tuple[int, int]]:

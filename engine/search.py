@@ -31,15 +31,15 @@ scores too.
 from __future__ import annotations
 
 import weakref
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
+from engine.document_groups import DocumentGroups
 from engine.errors import InputError
 from engine.events import DocumentHit, PassageHit, SearchResults
-from engine.highlight import HighlightTerms, match_spans
+from engine.highlight import HighlightTerms, first_match
 from engine.index.keyword_index import KeywordIndex, KeywordQuery
 from engine.index.keyword_tokens import names_identifier, names_in
 from engine.index.live_index import LiveIndex
@@ -49,7 +49,8 @@ from engine.search_config import SearchConfig, meaning_floor
 from engine.index.fusion import ScoreBaseline, fuse, score_baseline
 from engine.index.restrict import allowed_passages
 from engine.store import PassageRow, Store
-from engine.store.search_queries import passage_documents, passage_languages, passage_texts
+from engine.store.catalog import passage_catalog
+from engine.store.search_queries import passage_texts
 
 SNIPPET_CHARS = 280
 PASSAGES_PER_DOCUMENT = 3
@@ -334,51 +335,46 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
     order = np.argsort(-scores[keep], kind="stable")
     ids, scores, matched = c.ids[keep][order], scores[keep][order], matched[keep][order]
     cosine, keyword = c.cosine[keep][order], c.keyword[keep][order]
-    passage_language = passage_languages(store, ids)  # '' where unknown
+    groups = DocumentGroups.of(passage_catalog(store), ids)  # removed since the search began: in none
     strength = _strength(scores, cosine, keyword, baseline, mode)
-    documents = passage_documents(store, ids.tolist())  # removed since the search began: absent
-    by_document: dict[str, list[int]] = {}  # path -> positions in `ids`, best first
-    for i, pid in enumerate(ids.tolist()):
-        if pid in documents:
-            by_document.setdefault(documents[pid][0], []).append(i)
+    firsts = groups.firsts()  # a document is as strong as its best passage
     if unanswered:
         strength = np.minimum(strength, config.weak_below - 1.0)
-    elif unknown is not None:
-        # a document is as strong as its best passage: only those still strong need reading
-        firsts = np.array([positions[0] for positions in by_document.values()], np.int64)
-        firsts = firsts[strength[firsts] >= config.weak_below]
-        silent = _not_naming(store, ids, cosine, passage_language, firsts, unknown, config)
+    elif unknown is not None:  # only the documents still strong need reading
+        silent = _not_naming(store, ids, cosine, groups.language, firsts[strength[firsts] >= config.weak_below],
+                             unknown, config)
         strength = np.where(silent, np.minimum(strength, config.weak_below - 1.0), strength)
-    is_strong = {path: bool(strength[positions[0]] >= config.weak_below) for path, positions in by_document.items()}
+    strong_firsts = firsts[strength[firsts] >= config.weak_below]
     # a strong document counts under each language it has a matching passage in: what
     # choosing that facet returns; the counts are the unfiltered search's either way
-    languages = Counter(lang for path, positions in by_document.items() if is_strong[path]
-                        for lang in {passage_language[i] for i in positions})
-    if facet is not None:
-        by_document = _in_language(by_document, passage_language, facet)
-    strong = [path for path in by_document if is_strong[path]]
-    # strong documents first, each group best first (sorted is stable; dicts keep order)
-    top = sorted(by_document.items(), key=lambda item: not is_strong[item[0]])[:k]
-    shown = [i for _, positions in top for i in positions[:PASSAGES_PER_DOCUMENT]]
-    rows = store.passages([int(ids[i]) for i in shown])
+    languages = groups.language_counts(strong_firsts)
+    among = None if facet is None else groups.language == facet
+    listed = firsts if among is None else groups.firsts(among)
+    is_strong = np.isin(groups.document[listed], groups.document[strong_firsts])
+    weak = set(listed[~is_strong][:k].tolist())
+    # strong documents first, each group best first
+    top = np.concatenate([listed[is_strong], listed[~is_strong]])[:k].tolist()
+    shown = {first: groups.positions(first, PASSAGES_PER_DOCUMENT, among).tolist() for first in top}
+    rows = store.passages([int(ids[i]) for positions in shown.values() for i in positions])
     hits = []
-    for path, positions in top:
+    for first, positions in shown.items():
         passages = []
-        for i in positions[:PASSAGES_PER_DOCUMENT]:
+        for i in positions:
             row = rows.get(int(ids[i]))
             if row is not None:
                 cos = None if np.isnan(cosine[i]) else float(cosine[i])
                 passages.append(_passage_hit(row, float(scores[i]), str(matched[i]), cos, float(keyword[i]),
                                              terms))
         if passages:
-            hits.append(_document_hit(path, passages, rows[passages[0].passage_id], not is_strong[path]))
+            hits.append(_document_hit(groups.path(first), passages, rows[passages[0].passage_id], first in weak))
     complete = len(c.ids) < config.max_counted
     best_z = float(baseline.z(np.nan_to_num(c.cosine, nan=-np.inf)).max(initial=-np.inf)) if baseline else None
-    return SearchResults(tuple(hits), len(strong), dict(languages), complete=complete,
-                         weak_total=len(by_document) - len(strong), best_z=best_z)
+    strong_total = int(is_strong.sum())
+    return SearchResults(tuple(hits), strong_total, languages, complete=complete,
+                         weak_total=len(listed) - strong_total, best_z=best_z)
 
 
-def _not_naming(store: Store, ids: np.ndarray, cosine: np.ndarray, passage_language: list[str],
+def _not_naming(store: Store, ids: np.ndarray, cosine: np.ndarray, passage_language: np.ndarray,
                 positions: np.ndarray, unknown: _UnknownNames, config: SearchConfig) -> np.ndarray:
     """Which passages (of those at `positions`) do not speak of the names the query uses
     and no passage holds: every one in the query's own language, where an answer would
@@ -388,7 +384,7 @@ def _not_naming(store: Store, ids: np.ndarray, cosine: np.ndarray, passage_langu
     ("Keltische See" for "Celtic Sea"); one in another script with no Latin words may
     transliterate it ("Самсунг")."""
     silent = np.zeros(len(ids), bool)
-    own = np.array([passage_language[i] == unknown.language for i in positions], bool)
+    own = passage_language[positions] == unknown.language
     silent[positions[own]] = True
     if config.name_absent_floor is None:
         return silent
@@ -400,16 +396,6 @@ def _not_naming(store: Store, ids: np.ndarray, cosine: np.ndarray, passage_langu
     may_name = passages_that_may_name(texts, unknown.names)
     silent[[i for i in doubtful.tolist() if int(ids[i]) in texts and int(ids[i]) not in may_name]] = True
     return silent
-
-
-def _in_language(by_document: dict[str, list[int]], passage_language: list[str],
-                 language: str) -> dict[str, list[int]]:
-    """The documents with a matching passage in `language`, holding only those passages;
-    ordered by their best one (positions are in score order)."""
-    kept = {path: [i for i in positions if passage_language[i] == language]
-            for path, positions in by_document.items()}
-    return dict(sorted(((path, positions) for path, positions in kept.items() if positions),
-                       key=lambda item: item[1][0]))
 
 
 def _strength(scores: np.ndarray, cosine: np.ndarray, keyword: np.ndarray, baseline: ScoreBaseline | None,
@@ -455,23 +441,14 @@ def make_snippet(text: str, limit: int = SNIPPET_CHARS, terms: HighlightTerms | 
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
-    spans = _first_spans(flat, terms, limit - 20) if terms else []
-    if spans and spans[0][1] > limit - 20:
-        cut = flat.rfind(" ", 0, max(0, spans[0][0] - 40)) + 1
+    first = first_match(flat, terms) if terms else None
+    if first and first[1] > limit - 20:
+        cut = flat.rfind(" ", 0, max(0, first[0] - 40)) + 1
         flat = "…" + flat[cut:]
         if len(flat) <= limit:
             return flat
     cut = flat.rfind(" ", 0, limit)
     return flat[: cut if cut > limit // 2 else limit].rstrip() + "…"
-
-
-def _first_spans(flat: str, terms: HighlightTerms, within: int) -> list[tuple[int, int]]:
-    """The matches of `flat`'s first `within` characters when there are any (the snippet
-    then starts where the passage does, and shows them), else of all of it: most passages
-    match early, and reading a whole passage's words costs ~0.6 ms a snippet. A match that
-    ends that early is found whole in the start alone: cutting it splits only later words."""
-    early = [span for span in match_spans(flat[: within + 1], terms) if span[1] <= within]
-    return early or match_spans(flat, terms)
 
 
 __all__ = ["MODES", "SearchConfig", "SearchIndexes", "dense_candidates", "make_snippet", "run_search"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -147,19 +147,22 @@ def names_in(words: Sequence[str], language: str | None) -> list[str]:
 
 def tokenize(text: str) -> list[Token]:
     """The terms of `text` in order, each with its offsets and (for identifiers) parts."""
-    tokens: list[Token] = []
+    return list(iter_tokens(text))
+
+
+def iter_tokens(text: str) -> Iterator[Token]:
+    """tokenize's terms one at a time, for a reader that stops at the first it wants."""
     at = 0
     # Spaceless runs first: `\w` also matches Han and Thai, which must become bigrams.
     for run in _SPACELESS_RUN.finditer(text):
-        tokens.extend(_words(text, at, run.start()))
-        tokens.extend(_bigrams(run.group(), run.start()))
+        yield from _words(text, at, run.start())
+        yield from _bigrams(run.group(), run.start())
         at = run.end()
-    tokens.extend(_words(text, at, len(text)))
-    return tokens
+    yield from _words(text, at, len(text))
 
 
-def _words(text: str, start: int, end: int) -> list[Token]:
-    return [_word_token(m.group(), m.start()) for m in _WORD.finditer(text, start, end)]
+def _words(text: str, start: int, end: int) -> Iterator[Token]:
+    return (_word_token(m.group(), m.start()) for m in _WORD.finditer(text, start, end))
 
 
 def index_terms(text: str) -> list[str]:

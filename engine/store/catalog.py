@@ -75,20 +75,22 @@ class PassageCatalog:
 
     def document_positions(self, ids: np.ndarray) -> np.ndarray:
         """Row in the document arrays of each passage in `ids`; -1 where not catalogued."""
+        return self.places(ids)[0]
+
+    def places(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row in the document arrays, index into `languages`) of each passage in `ids`,
+        int64 both; -1 for both where not catalogued."""
         ids = np.asarray(ids, np.int64)
-        at = np.minimum(np.searchsorted(self.passage_ids, ids), max(len(self.passage_ids) - 1, 0))
-        found = (self.passage_ids[at] == ids) if len(self.passage_ids) else np.zeros(len(ids), bool)
-        return np.where(found, self.passage_document[at] if len(self.passage_ids) else -1, -1)
+        if not len(self.passage_ids):
+            return np.full(len(ids), -1, np.int64), np.full(len(ids), -1, np.int64)
+        at = np.minimum(np.searchsorted(self.passage_ids, ids), len(self.passage_ids) - 1)
+        found = self.passage_ids[at] == ids
+        return (np.where(found, self.passage_document[at], -1).astype(np.int64),
+                np.where(found, self.passage_language[at], -1).astype(np.int64))
 
     def languages_of(self, ids: np.ndarray) -> list[str | None]:
         """Each passage's detected language (None: none detected, or not catalogued)."""
-        ids = np.asarray(ids, np.int64)
-        if not len(self.passage_ids):
-            return [None] * len(ids)
-        at = np.minimum(np.searchsorted(self.passage_ids, ids), len(self.passage_ids) - 1)
-        found = self.passage_ids[at] == ids
-        return [self.languages[code] if hit else None
-                for code, hit in zip(self.passage_language[at].tolist(), found.tolist())]
+        return [self.languages[code] if code >= 0 else None for code in self.places(ids)[1].tolist()]
 
     def documents_of(self, ids: Iterable[int]) -> set[int]:
         """Document ids of these passages (uncatalogued ones left out)."""

@@ -128,14 +128,3 @@ def passage_documents(store: Store, ids: Sequence[int]) -> dict[int, tuple[str, 
     paths, languages = catalog.document_paths, catalog.document_languages
     return {pid: (paths[row], languages[row]) for pid, row in zip(ids.tolist(), rows.tolist()) if row >= 0}
 
-
-def passage_languages(store: Store, ids: Sequence[int]) -> list[str]:
-    """Each passage's language code, aligned with `ids`; '' where unknown or not catalogued."""
-    catalog = passage_catalog(store)
-    ids = np.asarray(ids, np.int64)
-    if len(catalog) == 0 or len(ids) == 0:
-        return [""] * len(ids)
-    at = np.minimum(np.searchsorted(catalog.passage_ids, ids), len(catalog) - 1)
-    found = catalog.passage_ids[at] == ids
-    names = [lang or "" for lang in catalog.languages]
-    return [names[code] if ok else "" for code, ok in zip(catalog.passage_language[at].tolist(), found.tolist())]

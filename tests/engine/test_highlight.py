@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.highlight import match_spans
+from engine.highlight import first_match, match_spans
 from engine.query import parse_query
 from engine.search import SNIPPET_CHARS, make_snippet
 
@@ -59,6 +59,18 @@ def test_a_snippet_starts_at_the_passage_when_it_matches_early():
     text = "invoice FA-2024-5521 opened. " + "filler " * 80 + "invoice FA-2024-5521 is overdue."
     snippet = make_snippet(text, terms=parse_query("FA-2024-5521").highlight)
     assert snippet.startswith("invoice FA-2024-5521 opened.") and snippet.endswith("…")
+
+
+def test_the_first_match_is_match_spans_first_read_no_further():
+    texts = ["Red Hat may redistribute red paint", "ffi_prep_closure_loc returned 0x800f0922 (closures)",
+             "Die Größe zählt, die Boxen auch", "nothing here", "我们去北京旅游 and then Red boxes",
+             "x86_64 and git.c then the C code", "red wine here, wine red there"]
+    queries = ["red", "closure", "GROSSE box", "ffi_prep_closure_loc", "北京", "C program", '"wine red"', "zebra"]
+    for text in texts:
+        for query in queries:
+            terms = parse_query(query).highlight.stemmed("en")
+            spans = match_spans(text, terms)
+            assert first_match(text, terms) == (spans[0] if spans else None), (text, query)
 
 
 def test_a_word_cut_where_the_start_ends_is_not_taken_for_a_match():
