@@ -155,17 +155,36 @@ class DocumentContext:
     def similarity(self, ids: np.ndarray, query: np.ndarray, cosines: np.ndarray) -> np.ndarray:
         """cos(query, centroid of each passage's document), float32 [n]; a passage whose
         document is not held gets its own cosine (`cosines`, aligned with `ids`)."""
-        flat = np.asarray(ids, np.int64).ravel()
         out = np.asarray(cosines, np.float32).ravel().copy()
+        found, centroids = self._centroids_of(ids)
+        out[found] = centroids @ np.asarray(query, np.float32).reshape(-1)
+        return out
+
+    def mixed(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """(1 - w) v_p + w c_D for the passages `ids` with `vectors` (float32 [n, dim], as
+        FAISS holds them): the rows whose product with a query is scores(), for a fixed set
+        of passages scored against many queries; a passage whose document is not held keeps
+        its own vector."""
+        vectors = np.asarray(vectors, np.float32)
+        weight = self.config.weight
+        if weight == 0.0 or len(vectors) == 0:
+            return vectors
+        out = vectors.copy()
+        found, centroids = self._centroids_of(ids)
+        out[found] = (1.0 - weight) * vectors[found] + weight * centroids
+        return out
+
+    def _centroids_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(bool [n]: the passage's document is held, the unit centroids of those documents)."""
+        flat = np.asarray(ids, np.int64).ravel()
         with self._lock:
             documents = self.documents_of(flat)
             held, centroids = self._unit_centroids()
         if not len(held):
-            return out
+            return np.zeros(len(flat), bool), np.empty((0, self.dim), np.float32)
         at = np.clip(np.searchsorted(held, documents), 0, len(held) - 1)
         found = (documents >= 0) & (held[at] == documents)
-        out[found] = centroids[at[found]] @ np.asarray(query, np.float32).reshape(-1)
-        return out
+        return found, centroids[at[found]]
 
     def scores(self, ids: np.ndarray, query: np.ndarray, cosines: np.ndarray) -> np.ndarray:
         """(1 - w) cos(q, p) + w cos(q, c_D) for the passages `ids` with `cosines`, float32 [n]."""

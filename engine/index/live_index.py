@@ -41,6 +41,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,28 @@ class StoredVectors:
 
     def __len__(self) -> int:
         return self.store.count_vectors(self.generation.id)
+
+
+@dataclass(eq=False)
+class FixedScorer:
+    """LiveIndex.dense_scores for one fixed set of passages (LiveIndex.fixed_scorer)."""
+
+    ids: np.ndarray  # int64 [n]
+    rows: np.ndarray  # float32 [n, dim]: the vectors with their document context mixed in
+    version: int  # of the index it was made at, and with its context and penalties:
+    context: DocumentContext | None
+    hubness: HubnessPenalties | None
+    _offsets: dict[str | None, np.ndarray] = field(default_factory=dict)  # language -> float32 [n]
+
+    def scores(self, query: np.ndarray, language: str | None) -> np.ndarray:
+        """float32 [n]: these passages' corrected cosines with `query` (in the space FAISS holds)."""
+        cosines = self.rows @ np.asarray(query, np.float32).reshape(-1)
+        if self.hubness is None:
+            return cosines
+        offsets = self._offsets.get(language)
+        if offsets is None:
+            offsets = self._offsets[language] = self.hubness.offsets(self.ids, language)
+        return (cosines - offsets).astype(np.float32)
 
 
 class LiveIndex:
@@ -299,6 +322,20 @@ class LiveIndex:
         scores = cosines if context is None else context.scores(ids, query, cosines)
         offsets = self.hubness_offsets(ids, language)
         return scores if offsets is None else (scores - offsets).astype(np.float32)
+
+    def fixed_scorer(self, ids: np.ndarray, vectors: np.ndarray) -> FixedScorer:
+        """dense_scores of these passages (`vectors` as FAISS holds them) for query after
+        query, each at the cost of one product: their document context mixed into the
+        vectors once, the hubness offsets kept per language. For the z baseline's sample;
+        valid while `scores_like` says so."""
+        rows = vectors if self.context is None else self.context.mixed(ids, vectors)
+        return FixedScorer(np.asarray(ids, np.int64), np.asarray(rows, np.float32), self.version,
+                           self.context, self.hubness)
+
+    def scores_like(self, scorer: FixedScorer) -> bool:
+        """Whether `scorer` still gives this index's dense_scores: made at this version,
+        with these document context and hubness penalties."""
+        return scorer.version == self.version and scorer.context is self.context and scorer.hubness is self.hubness
 
     @property
     def hubness_reference(self) -> tuple[np.ndarray, list[str]] | None:

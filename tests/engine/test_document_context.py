@@ -12,7 +12,8 @@ from engine.config import data_paths
 from engine.errors import InputError
 from engine.events import IndexFinished
 from engine.index.document_context import DocumentContext, DocumentContextConfig
-from engine.index.live_index import LiveIndex, vector_space
+from engine.index import fusion
+from engine.index.live_index import FixedScorer, LiveIndex, vector_space
 from engine.library import Library
 
 DIM = 16
@@ -152,6 +153,35 @@ def test_live_index_keeps_the_context_in_step_and_rebuilds_a_stale_file(babelfin
                                  dim=reopened.live.generation.dim, space=vector_space(reopened.live.means))
     assert saved is not None and len(saved) == len(reopened.live.context)
     reopened.close()
+
+
+def test_the_z_baselines_sample_is_scored_as_dense_scores_scores_it_and_follows_changes(
+        babelfind_home, tmp_path, db_url):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    paths, encoder = data_paths(babelfind_home), WordEncoder()
+    library = Library.open(paths, encoder=encoder, db_url=db_url)
+    index_folder(library, folder, {"bees.txt": TWO_PASSAGES, "b.txt": "Trains cross the steppe. " * 40})
+    library.search("honey for winter")  # measures the corrections: context and hubness penalties
+    live = library.live
+    assert live.context is not None and live.hubness is not None
+
+    def assert_scored_as_dense_scores() -> FixedScorer:
+        ids, vectors = fusion._sample(live)
+        scorer = fusion._sample_scorer(live)
+        query = live.query_vector(encoder.encode(["the hive keeps honey"], kind="query")[0], "en")
+        for language in ("en", "de", None):
+            np.testing.assert_allclose(scorer.scores(query, language),
+                                       live.dense_scores(ids, vectors @ query, query, language), atol=1e-6)
+        return scorer
+
+    first = assert_scored_as_dense_scores()
+    assert fusion._sample_scorer(live) is first  # kept while nothing changed
+    index_folder(library, folder, {"c.txt": "Glaciers in the Alps are shrinking fast. " * 40})
+    assert assert_scored_as_dense_scores() is not first  # made again at the new version
+    live.context = None  # a correction turned off: the scorer follows
+    assert_scored_as_dense_scores()
+    library.close()
 
 
 # ---- what it changes in a ranking ---------------------------------------------------------
