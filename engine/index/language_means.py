@@ -160,11 +160,15 @@ class LanguageMeans:
     def offsets(self, languages: Sequence[str | None], kind: Kind) -> np.ndarray:
         """The mean each text is corrected by, float32 [n, dim]; the means must be ensured."""
         held = self._means[kind]
-        keys = [mean_key(lang) for lang in languages]
+        # a few languages among hundreds of passages: one row each, then gathered
+        distinct = {language: i for i, language in enumerate(dict.fromkeys(languages))}
+        keys = [mean_key(language) for language in distinct]
         absent = sorted(set(keys) - set(held))
         if absent:
             raise InputError(f"no {kind} mean measured for {', '.join(k or 'global' for k in absent)}")
-        return np.stack([held[key] for key in keys]) if keys else np.empty((0, self.dim), np.float32)
+        if not keys:
+            return np.empty((0, self.dim), np.float32)
+        return np.stack([held[key] for key in keys])[[distinct[language] for language in languages]]
 
     def neutral(self, vectors: np.ndarray, languages: Sequence[str | None], kind: Kind) -> np.ndarray:
         """`vectors` [n, dim] minus their language's mean, re-normalised (float32 [n, dim])."""

@@ -323,7 +323,7 @@ class VectorMirror:
         size = self.dim * STORED.itemsize
         try:
             with open(path, "rb", buffering=0) as f:
-                data = b"".join([_read_at(f, at, size) for at in (rows * size).tolist()])
+                data = b"".join(_read_each(f, (rows * size).tolist(), size))
         except OSError as e:
             log.info("cannot read the vector copy %s (%s); reading the database", path, e)
             return None
@@ -333,8 +333,14 @@ class VectorMirror:
         return np.frombuffer(data, STORED).reshape(len(rows), self.dim).astype(np.float32)
 
 
-def _read_at(f, offset: int, size: int) -> bytes:
-    if hasattr(os, "pread"):  # one call, and no shared file position
-        return os.pread(f.fileno(), size, offset)
-    f.seek(offset)  # Windows
-    return f.read(size)
+def _read_each(f, offsets: list[int], size: int) -> list[bytes]:
+    """`size` bytes at each of `offsets`: a positioned read each (one call, and no shared
+    file position), or a seek and a read where there is none (Windows)."""
+    if hasattr(os, "pread"):
+        pread, fd = os.pread, f.fileno()
+        return [pread(fd, size, offset) for offset in offsets]
+    chunks = []
+    for offset in offsets:
+        f.seek(offset)
+        chunks.append(f.read(size))
+    return chunks
