@@ -43,7 +43,9 @@ from engine.highlight import HighlightTerms, first_match
 from engine.index.keyword_index import KeywordIndex, KeywordQuery
 from engine.index.keyword_tokens import names_identifier, names_in
 from engine.index.live_index import LiveIndex
+from engine.index.language_means import reference_digest
 from engine.index.name_spelling import passages_that_may_name
+from engine.index.reference_levels import keep_level, levels_file_for, read_levels
 from engine.query import ParsedQuery
 from engine.search_config import SearchConfig, meaning_floor
 from engine.index.fusion import ScoreBaseline, fuse, score_baseline
@@ -189,7 +191,8 @@ def reference_level(live: LiveIndex, language: str | None) -> float | None:
     It moves with what the library holds, not with each document: measured once (one
     batched search) per set of penalties (a generation's) and language, and again when the
     library's size has moved by REFERENCE_LEVEL_DRIFT, so a search while indexing does not
-    pay for it on every batch.
+    pay for it on every batch; and kept beside the FAISS file for the next process
+    (engine.index.reference_levels), so each command-line search does not pay for it either.
     """
     reference = live.hubness_reference
     if reference is None or len(live) == 0:
@@ -199,8 +202,10 @@ def reference_level(live: LiveIndex, language: str | None) -> float | None:
     key = language if own_language else None
     # penalties dropped for a rebuild (another process's change) are back by the next search
     levels = {} if live.hubness is None else _levels.setdefault(live.hubness, {})
-    held = levels.get(key)
+    kept, stamp = levels_file_for(live.folder, live.generation.id), _levels_stamp(live)
+    held = levels.get(key) or read_levels(kept, stamp).get(key or "")  # another process's
     if held is not None and abs(len(live) - held[0]) <= REFERENCE_LEVEL_DRIFT * held[0]:
+        levels[key] = held
         return held[1]
     # Pooled over every language, one query in POOLED_EVERY (five a language) gives a 90th
     # percentile within 0.01 of all 640's on five libraries, at an eighth of the cost
@@ -210,7 +215,15 @@ def reference_level(live: LiveIndex, language: str | None) -> float | None:
     best = reference_bests(live, rows)
     level = float(np.nanpercentile(best, REFERENCE_QUANTILE)) if np.isfinite(best).any() else None
     levels[key] = (len(live), level)
+    keep_level(kept, stamp, key or "", levels[key])
     return level
+
+
+def _levels_stamp(live: LiveIndex) -> str:
+    """What a kept level depends on besides the library's passages: the corrections'
+    settings and reference sentences, and how a level is read from its queries."""
+    return (f"{live.generation.id} {live.generation.model_name} {live.hubness_config} {live.context_config} "
+            f"{live.means is not None} {reference_digest()} {REFERENCE_QUANTILE} {POOLED_EVERY}")
 
 
 def reference_bests(live: LiveIndex, rows: list[int] | None = None) -> np.ndarray:

@@ -234,6 +234,36 @@ def test_the_reference_level_is_measured_again_only_when_the_library_has_moved(l
     assert len(searches) == 3
 
 
+def test_a_measured_level_is_kept_for_the_next_process_unless_damaged_or_of_other_settings(
+        library, babelfind_home, monkeypatch):
+    import json
+
+    from engine.index.reference_levels import levels_file_for
+    from engine.search import _levels, reference_level
+
+    no_level = SearchConfig(answer_margin=None)  # loads the corrections, measures no level
+    library.search_results("honey bees", config=no_level)
+    first = reference_level(library.live, "en")
+    kept = levels_file_for(library.live.folder, library.live.generation.id)
+    assert kept.is_file()
+    library.close()
+
+    again = Library.open(data_paths(babelfind_home), encoder=WordEncoder())
+    again.search_results("honey bees", config=no_level)
+    live, searches, search = again.live, [], again.live.search
+    monkeypatch.setattr(live, "search", lambda *a, **k: searches.append(a) or search(*a, **k))
+    assert reference_level(live, "en") == first and not searches  # read, not measured
+    for spoil in (lambda: kept.write_text("{not json", encoding="utf-8"),
+                  lambda: kept.write_text(json.dumps({**json.loads(kept.read_text("utf-8")), "stamp": "other"}),
+                                          encoding="utf-8")):
+        spoil()
+        _levels.pop(live.hubness, None)  # as in a new process
+        measured = len(searches)
+        assert reference_level(live, "en") == pytest.approx(first) and len(searches) == measured + 1
+        assert json.loads(kept.read_text("utf-8"))["levels"]["en"][1] == pytest.approx(first)  # kept again
+    again.close()
+
+
 TECH_DOCS = {
     "backup.txt": "Backing up your home folder. Copy your files to an external disk with rsync every week: "
                   "rsync -a --delete ~/ /media/backup/home/ keeps an exact copy, and a second disk kept "
