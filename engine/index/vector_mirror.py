@@ -130,7 +130,12 @@ class VectorMirror:
         held = (mirrored.ids[at] == asked) if len(mirrored.ids) else np.zeros(len(asked), bool)
         found = asked[held]
         vectors = self._read_rows(self._data_path(mirrored.data_name), mirrored.rows[at[held]])
-        if vectors is None:  # the file went away or was cut since it was checked: the store answers
+        if vectors is None:  # the file went away or was cut since it was checked: the store
+            # answers, from now until the map is read again or the copy written anew, rather
+            # than a failed read (and a note) for every query
+            with self._lock:
+                if self._mirrored is mirrored:
+                    self._mirrored = None
             found, vectors = found[:0], np.empty((0, self.dim), np.float32)
         return np.concatenate([found, added_ids]), np.concatenate([vectors, added_vectors])
 

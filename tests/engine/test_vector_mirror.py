@@ -170,14 +170,20 @@ def test_a_damaged_copy_is_noted_left_to_the_store_and_written_again(saved, tmp_
 
 
 @pytest.mark.parametrize("how", ["removed", "cut short"])
-def test_a_data_file_changed_behind_a_reader_leaves_the_answers_to_the_store(saved, tmp_path, how):
+def test_a_data_file_changed_behind_a_reader_leaves_the_answers_to_the_store(saved, tmp_path, how, caplog):
     mirror, store = saved
     data = tmp_path / data_files(tmp_path)[0]
     if how == "removed":
         data.unlink()
     else:
         data.write_bytes(data.read_bytes()[: DIM * 2 * 3])
-    assert answers(mirror, list(store.held)) == {}
+    with caplog.at_level(logging.INFO, logger=vector_mirror.__name__):
+        for _ in range(3):  # query after query: one note, and the file is not tried again
+            assert answers(mirror, list(store.held)) == {}
+    assert len([r for r in caplog.records if "vector copy" in r.getMessage()]) == 1
+    assert not mirror.usable
+    store.save(mirror)  # the next save writes it anew
+    assert_holds(mirror, store)
 
 
 def test_a_full_write_is_dropped_when_the_store_moves_on_meanwhile(tmp_path):
