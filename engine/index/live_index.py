@@ -106,7 +106,8 @@ class FixedScorer:
 
     ids: np.ndarray  # int64 [n]
     rows: np.ndarray  # float32 [n, dim]: the vectors with their document context mixed in
-    version: int  # of the index it was made at, and with its context and penalties:
+    # what it was made with: the index's version, its document context and hubness penalties
+    version: int
     context: DocumentContext | None
     hubness: HubnessPenalties | None
     _offsets: dict[str | None, np.ndarray] = field(default_factory=dict)  # language -> float32 [n]
