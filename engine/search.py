@@ -202,9 +202,12 @@ def reference_level(live: LiveIndex, language: str | None) -> float | None:
     key = language if own_language else None
     # penalties dropped for a rebuild (another process's change) are back by the next search
     levels = {} if live.hubness is None else _levels.setdefault(live.hubness, {})
-    kept, stamp = levels_file_for(live.folder, live.generation.id), _levels_stamp(live)
-    held = levels.get(key) or read_levels(kept, stamp).get(key or "")  # another process's
-    if held is not None and abs(len(live) - held[0]) <= REFERENCE_LEVEL_DRIFT * held[0]:
+    held = levels.get(key)
+    if _still_current(held, len(live)):
+        return held[1]
+    kept, stamp = levels_file_for(live.folder, live.generation.id), _levels_stamp(live)  # only on a miss
+    held = held or read_levels(kept, stamp).get(key or "")  # another process's
+    if _still_current(held, len(live)):
         levels[key] = held
         return held[1]
     # Pooled over every language, one query in POOLED_EVERY (five a language) gives a 90th
@@ -217,6 +220,11 @@ def reference_level(live: LiveIndex, language: str | None) -> float | None:
     levels[key] = (len(live), level)
     keep_level(kept, stamp, key or "", levels[key])
     return level
+
+
+def _still_current(held: tuple[int, float | None] | None, passages: int) -> bool:
+    """Whether a level measured at held[0] passages still holds for a library of `passages`."""
+    return held is not None and abs(passages - held[0]) <= REFERENCE_LEVEL_DRIFT * held[0]
 
 
 def _levels_stamp(live: LiveIndex) -> str:
@@ -364,9 +372,10 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
     among = None if facet is None else groups.language == facet
     listed = firsts if among is None else groups.firsts(among)
     is_strong = np.isin(groups.document[listed], groups.document[strong_firsts])
-    weak = set(listed[~is_strong][:k].tolist())
+    strong_listed, weak_listed = listed[is_strong], listed[~is_strong]
+    weak = set(weak_listed[:k].tolist())
     # strong documents first, each group best first
-    top = np.concatenate([listed[is_strong], listed[~is_strong]])[:k].tolist()
+    top = np.concatenate([strong_listed, weak_listed])[:k].tolist()
     shown = {first: groups.positions(first, PASSAGES_PER_DOCUMENT, among).tolist() for first in top}
     rows = store.passages([int(ids[i]) for positions in shown.values() for i in positions])
     hits = []
@@ -382,9 +391,8 @@ def _documents(store: Store, c: _Candidates, baseline: ScoreBaseline | None, mod
             hits.append(_document_hit(groups.path(first), passages, rows[passages[0].passage_id], first in weak))
     complete = len(c.ids) < config.max_counted
     best_z = float(baseline.z(np.nan_to_num(c.cosine, nan=-np.inf)).max(initial=-np.inf)) if baseline else None
-    strong_total = int(is_strong.sum())
-    return SearchResults(tuple(hits), strong_total, languages, complete=complete,
-                         weak_total=len(listed) - strong_total, best_z=best_z)
+    return SearchResults(tuple(hits), len(strong_listed), languages, complete=complete,
+                         weak_total=len(weak_listed), best_z=best_z)
 
 
 def _not_naming(store: Store, ids: np.ndarray, cosine: np.ndarray, passage_language: np.ndarray,
