@@ -43,7 +43,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from devsets_debian import build_english_doc, build_faq4, build_manual5, build_xling, no_answer_questions  # noqa: E402
+from devsets_debian import (build_english_doc, build_faq4, build_manual5, build_xling, doc_files_needed,  # noqa: E402
+                            no_answer_questions, require_doc_files)
 from devsets_invoices import write_invoices  # noqa: E402
 from questions_mixed import DOC_QUESTIONS, NEWS_QUESTIONS  # noqa: E402
 
@@ -247,6 +248,7 @@ def build(name: str, out: Path = OUT) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     names = (argv if argv is not None else sys.argv[1:]) or list(DEVSETS)
+    require_doc_files(doc_files_needed(names))  # one message naming every package to install
     for name in names:
         folder = build(name)
         manifest = json.loads((folder / "manifest.json").read_text())

@@ -131,7 +131,7 @@ ENGLISH_DOC_FOREIGN = (("maint-guide-fr", "upload.fr.html"), ("maint-guide-fr", 
 
 def build_english_doc(folder: Path) -> list[dict]:
     docs = folder / "docs"
-    require_doc_files(ENGLISH_FILES + ENGLISH_DOC_PACKAGE_FILES)
+    require_doc_files(doc_files_needed(["english-doc"]))
     for name in ENGLISH_HTML_FOLDERS:
         for source in sorted((DOC / name).glob("*.html")):
             copy(source, docs / "doc" / name / source.name)
@@ -146,6 +146,14 @@ def build_english_doc(folder: Path) -> list[dict]:
         copy(maint_guide_chapter(package, name), docs / "maint-guide" / name)
     return [{"query": q, "expected": paths[0], "acceptable": list(paths), "language": "en"}
             for q, *paths in ENGLISH_DOC_QUESTIONS]
+
+
+def doc_files_needed(devsets: list[str]) -> tuple[str, ...]:
+    """The files of /usr/share/doc that the named dev sets copy (the others need none)."""
+    needed = {"english-doc": ENGLISH_FILES + ENGLISH_DOC_PACKAGE_FILES,
+              "manual5": MANUAL5_DISTRACTORS + MANUAL5_PACKAGE_FILES,
+              "faq4": ENGLISH_DOC_PACKAGE_FILES + MANUAL5_PACKAGE_FILES}
+    return tuple(dict.fromkeys(name for devset in devsets for name in needed.get(devset, ())))
 
 
 def require_doc_files(names: tuple[str, ...]) -> None:
@@ -196,7 +204,7 @@ def build_manual5(folder: Path) -> list[dict]:
         for chapter in chapters:
             copy(maint_guide_chapter(f"maint-guide-{language}", f"{chapter}.{language}.html"),
                  docs / manual5_path(chapter, language))
-    require_doc_files(MANUAL5_DISTRACTORS + MANUAL5_PACKAGE_FILES)
+    require_doc_files(doc_files_needed(["manual5"]))
     for name in MANUAL5_DISTRACTORS + MANUAL5_PACKAGE_FILES:
         copy(DOC / name, docs / "doc" / name)
     groff = unpacked("groff") / "usr/share/doc/groff/html/mom"
@@ -228,7 +236,7 @@ def build_faq4(folder: Path) -> list[dict]:
     for path, language in languages.items():
         source = unpacked(f"debian-faq-{language}") / "usr/share/doc/debian/FAQ" / language / Path(path).name
         copy(source, docs / path)
-    distractors = tuple(dict.fromkeys(ENGLISH_DOC_PACKAGE_FILES + MANUAL5_PACKAGE_FILES))
+    distractors = doc_files_needed(["faq4"])
     require_doc_files(distractors)
     for name in distractors:
         copy(DOC / name, docs / "doc" / name)

@@ -79,3 +79,10 @@ def test_any_acceptable_document_counts_with_ties_against_it():
     assert shown_rank(["x", "gcc/README", "cpp/README"], {"expected": "cpp/README",
                                                           "acceptable": ["cpp/README", "gcc/README"]}) == 2
     assert shown_rank(["x"], {"expected": "y"}) is None
+
+
+def test_one_check_names_every_doc_file_the_chosen_sets_copy():
+    needed = sets.doc_files_needed(["english-doc", "manual5", "faq4"])
+    assert set(sets.ENGLISH_FILES) | set(sets.MANUAL5_DISTRACTORS) | set(sets.MANUAL5_PACKAGE_FILES) <= set(needed)
+    assert len(needed) == len(set(needed))  # a file two sets share is checked once
+    assert sets.doc_files_needed(["mixed", "invoices", "stsb", "xling"]) == ()
