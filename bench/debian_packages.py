@@ -32,6 +32,7 @@ VERSIONS = {
     "debian-faq-fr": "11.1",
     "debian-faq-it": "11.1",
     "debian-faq-ja": "11.1",
+    **{f"debian-reference-{language}": "2.100" for language in ("de", "es", "fr", "it", "ja", "pt")},
 }
 
 

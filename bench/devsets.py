@@ -2,7 +2,7 @@
 
     python bench/devsets.py                 # writes bench/out/devsets/<name>/{docs/,queries.json}
 
-Seven sets, so that nothing is tuned to one (bench/bench_search.py runs them):
+Eight sets, so that nothing is tuned to one (bench/bench_search.py runs them):
 
 mixed     a real folder of files nobody here wrote (the libffi HTML manual, the libtasn1
           and shared-mime-info PDF specifications with dot-leader tables of contents,
@@ -16,7 +16,7 @@ invoices  240 generated payment reminders in 4 languages, alike but for their nu
 stsb      cross-lingual STS-B (test split): English queries, their paraphrase in one of
           10 other languages as the target, 800 distractors (English sentences and
           sentences in the targets' languages from other rows).
-xling, english-doc, manual5, faq4
+xling, english-doc, manual5, faq4, reference6
           translated Debian manuals and /usr/share/doc (bench/devsets_debian.py says
           what each holds); all three also have questions nothing in them answers
           (no_answer.json; xling's in the handbook's own languages).
@@ -43,8 +43,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from devsets_debian import (build_english_doc, build_faq4, build_manual5, build_xling, doc_files_needed,  # noqa: E402
-                            no_answer_questions, require_doc_files)
+from devsets_debian import (build_english_doc, build_faq4, build_manual5, build_reference6,  # noqa: E402
+                            build_xling, doc_files_needed, no_answer_questions, require_doc_files)
 from devsets_invoices import write_invoices  # noqa: E402
 from questions_mixed import DOC_QUESTIONS, NEWS_QUESTIONS  # noqa: E402
 
@@ -54,7 +54,7 @@ if not DATA.is_dir():
 OUT = REPO / "bench" / "out" / "devsets"
 DOC = Path("/usr/share/doc")
 LOCALE = Path("/usr/share/locale")
-DEVSETS = ("mixed", "invoices", "stsb", "xling", "english-doc", "manual5", "faq4")
+DEVSETS = ("mixed", "invoices", "stsb", "xling", "english-doc", "manual5", "faq4", "reference6")
 
 # One language per article, in turn; English articles are distractors for English queries.
 ARTICLE_LANGUAGES = ("ru", "de", "fr", "es", "zh", "ar", "hi", "it", "pt", "tr", "en")
@@ -211,7 +211,7 @@ def build_stsb(folder: Path) -> list[tuple[str, str]]:
 
 BUILDERS = {"mixed": build_mixed, "invoices": write_invoices, "stsb": build_stsb, "xling": build_xling,
             "english-doc": build_english_doc, "manual5": build_manual5,
-            "faq4": build_faq4}
+            "faq4": build_faq4, "reference6": build_reference6}
 
 
 def _written(docs: Path, document: str) -> bool:

@@ -16,8 +16,11 @@ faq4         the Debian FAQ (15 chapters), each chapter in one of four languages
              it, ja; no English version), among the English package files of the two sets
              above; questions in six languages, written as a held-out set after the search
              settings were chosen on the others (questions_faq4.py).
+reference6   eight chapters of Debian Reference, each in one of six languages (it, ja, es,
+             de, pt, fr; no English version), among the same English package files; questions
+             in six languages, a second held-out set (questions_reference6.py).
 
-english-doc, manual5, xling and faq4 also carry questions nothing in their folder answers
+english-doc, manual5, xling, faq4 and reference6 also carry questions nothing in their folder answers
 (questions_no_answer.py, `no_answer.json`), for the "no strong match" reading.
 Translated manuals come from Debian packages pinned in bench/debian_packages.py; the
 package READMEs and licences from /usr/share/doc are frozen lists (bench/devsets_doc_files.py).
@@ -33,7 +36,9 @@ from devsets_doc_files import ENGLISH_DOC_PACKAGE_FILES, MANUAL5_PACKAGE_FILES
 from questions_english_doc import ENGLISH_DOC_QUESTIONS
 from questions_faq4 import FAQ4_QUESTIONS
 from questions_manual5 import MANUAL5_QUESTIONS
-from questions_no_answer import ENGLISH_DOC_NO_ANSWER, FAQ4_NO_ANSWER, MANUAL5_NO_ANSWER, XLING_NO_ANSWER
+from questions_no_answer import (ENGLISH_DOC_NO_ANSWER, FAQ4_NO_ANSWER, MANUAL5_NO_ANSWER, REFERENCE6_NO_ANSWER,
+                                 XLING_NO_ANSWER)
+from questions_reference6 import REFERENCE6_QUESTIONS
 from questions_xling import XLING_QUESTIONS
 
 DOC = Path("/usr/share/doc")
@@ -152,7 +157,8 @@ def doc_files_needed(devsets: list[str]) -> tuple[str, ...]:
     """The files of /usr/share/doc that the named dev sets copy (the others need none)."""
     needed = {"english-doc": ENGLISH_FILES + ENGLISH_DOC_PACKAGE_FILES,
               "manual5": MANUAL5_DISTRACTORS + MANUAL5_PACKAGE_FILES,
-              "faq4": ENGLISH_DOC_PACKAGE_FILES + MANUAL5_PACKAGE_FILES}
+              "faq4": ENGLISH_DOC_PACKAGE_FILES + MANUAL5_PACKAGE_FILES,
+              "reference6": ENGLISH_DOC_PACKAGE_FILES + MANUAL5_PACKAGE_FILES}
     return tuple(dict.fromkeys(name for devset in devsets for name in needed.get(devset, ())))
 
 
@@ -248,9 +254,39 @@ def build_faq4(folder: Path) -> list[dict]:
     return queries
 
 
+# ---- reference6 ------------------------------------------------------------------------
+
+# Debian Reference's chapters, each in one language only (chapter number: language);
+# chapters 4 and 7 are left out, their translations keep English titles and paragraphs.
+REFERENCE6_CHAPTERS = {"02": "it", "03": "ja", "05": "es", "06": "de", "08": "pt", "10": "fr", "11": "de",
+                       "12": "pt"}
+
+
+def reference6_documents() -> dict[str, str]:
+    """{path in the set: language} of Debian Reference's chapters."""
+    return {f"reference/ch{number}.{language}.html": language for number, language in REFERENCE6_CHAPTERS.items()}
+
+
+def build_reference6(folder: Path) -> list[dict]:
+    docs = folder / "docs"
+    languages = reference6_documents()
+    for path, language in languages.items():
+        copy(unpacked(f"debian-reference-{language}") / "usr/share/debian-reference" / Path(path).name, docs / path)
+    distractors = doc_files_needed(["reference6"])
+    require_doc_files(distractors)
+    for name in distractors:
+        copy(DOC / name, docs / "doc" / name)
+    queries = []
+    for language, question, expected in REFERENCE6_QUESTIONS:
+        if languages[expected] == language:
+            raise SystemExit(f"reference6: {question!r} is in the language of its answer {expected}")
+        queries.append({"query": question, "expected": expected, "language": language})
+    return queries
+
+
 def no_answer_questions(name: str) -> list[str]:
     return {"english-doc": ENGLISH_DOC_NO_ANSWER, "manual5": MANUAL5_NO_ANSWER,
-            "xling": XLING_NO_ANSWER, "faq4": FAQ4_NO_ANSWER}.get(name, [])
+            "xling": XLING_NO_ANSWER, "faq4": FAQ4_NO_ANSWER, "reference6": REFERENCE6_NO_ANSWER}.get(name, [])
 
 
 def copy(source: Path, target: Path) -> None:

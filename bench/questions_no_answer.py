@@ -104,3 +104,18 @@ FAQ4_NO_ANSWER = [
     "come si configura una stampante su macOS",  # "macOS": enchant's Apple Spell, fakeroot's pointer; no printers
     "how do I update the firmware of my home router",  # "firmware": a package name in ftparchives.fr
 ]
+
+# reference6: Debian Reference in six languages among English package files; asked in six
+# languages, grepped in the chapters' languages and in English.
+REFERENCE6_NO_ANSWER = [
+    "best exercises to strengthen my lower back",
+    "Wie koche ich ein cremiges Risotto?",
+    "Quels sont les meilleurs hôtels à Lisbonne ?",
+    "¿Cómo se calcula el impuesto sobre la renta en España?",
+    "Come si insegna a un cane a non abbaiare?",
+    "Как вырастить помидоры на балконе?",
+    "configure Active Directory group policies on Windows Server",
+    "set up an iPhone for a child with screen time limits",
+    "Wie ändere ich das Hintergrundbild unter macOS?",  # "macOS": enchant's Apple Spell, llvm, fakeroot; no wallpaper
+    "edit a video and add subtitles to it",  # "video": a camera downloader in ch11, MIME types in ch06; no editing
+]

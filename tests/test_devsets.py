@@ -16,7 +16,9 @@ from bench_search import ranks, shown_rank  # noqa: E402
 from questions_english_doc import ENGLISH_DOC_QUESTIONS  # noqa: E402
 from questions_faq4 import FAQ4_QUESTIONS  # noqa: E402
 from questions_manual5 import MANUAL5_QUESTIONS  # noqa: E402
-from questions_no_answer import ENGLISH_DOC_NO_ANSWER, FAQ4_NO_ANSWER, MANUAL5_NO_ANSWER, XLING_NO_ANSWER  # noqa: E402
+from questions_no_answer import (ENGLISH_DOC_NO_ANSWER, FAQ4_NO_ANSWER, MANUAL5_NO_ANSWER,  # noqa: E402
+                                 REFERENCE6_NO_ANSWER, XLING_NO_ANSWER)
+from questions_reference6 import REFERENCE6_QUESTIONS  # noqa: E402
 from questions_xling import XLING_QUESTIONS  # noqa: E402
 
 
@@ -60,6 +62,16 @@ def test_faq4_asks_across_languages_about_chapters_each_in_one_language():
         assert chapters[expected] != language, question
     assert len({language for language, _, _ in FAQ4_QUESTIONS}) >= 5
     assert sets.no_answer_questions("faq4") == FAQ4_NO_ANSWER and len(set(FAQ4_NO_ANSWER)) == 10
+
+
+def test_reference6_asks_across_languages_about_chapters_each_in_one_language():
+    chapters = sets.reference6_documents()
+    assert len(chapters) == 8 and len(set(chapters.values())) == 6
+    for language, question, expected in REFERENCE6_QUESTIONS:
+        assert expected in chapters and chapters[expected] != language, question
+    assert len({language for language, _, _ in REFERENCE6_QUESTIONS}) == 6
+    assert {expected for _, _, expected in REFERENCE6_QUESTIONS} == set(chapters)  # every chapter is asked about
+    assert sets.no_answer_questions("reference6") == REFERENCE6_NO_ANSWER and len(set(REFERENCE6_NO_ANSWER)) == 10
 
 
 def test_xling_has_unanswerable_questions_in_several_languages():
