@@ -11,14 +11,15 @@ offset of the query's language, a document ranked by its best passage. No keywor
 sentence questions of these sets earn almost nothing from them (docs/search.md).
 
     BABELFIND_TEST_MODELS=<models> OMP_NUM_THREADS=2 python bench/probe_mean_scale.py \
-        --devsets xling manual5 english-doc faq4 mixed stsb --scales 1:1 0.8:0.8 1.2:1.2 1.2:1 \
+        --devsets xling manual5 english-doc faq4 mixed stsb reference6 --scales 1:1 0.8:0.8 1.2:1.2 1.2:1 \
         --query-mix 0.75 0.5 --centring 20:1 100:0.5
 
 Each scale is g_p:g_q; 1:1 is the product's space, always read first. `--query-mix a`: the
 question as `a` times its query encoding plus `1 - a` times its passage encoding, each
 less its own language mean. `--centring K:s`: each question's scores less `s` times how far
 each passage language's mean score stands above the question's mean over the library,
-shrunk toward it by K pseudo-passages. It reports top-1 / MRR@10 per set and the
+shrunk toward it by K pseudo-passages. `--betas b`: the hubness correction at strength b
+instead of the product's 0.5. It reports top-1 / MRR@10 per set and the
 questions whose rank moved.
 """
 
@@ -74,7 +75,7 @@ class Home:
         library.close()
 
     def ranks(self, passage_scale: float, query_scale: float, query_mix: float = 1.0,
-              centring: tuple[float, float] = (0.0, 0.0)) -> list[int | None]:
+              centring: tuple[float, float] = (0.0, 0.0), beta: float | None = None) -> list[int | None]:
         passages = l2_normalise(self.vectors - passage_scale * self.passage_offsets)
         queries = l2_normalise(self.raw_queries - query_scale * self.query_offsets)
         if query_mix < 1.0:
@@ -87,7 +88,7 @@ class Home:
         centroids = l2_normalise(sums)[self.document_of]
         weight = DocumentContextConfig().weight
         scores = (1 - weight) * cosines + weight * (queries @ centroids.T)
-        config = HubnessConfig()
+        config = HubnessConfig() if beta is None else HubnessConfig(beta=beta)
         hub = HubnessPenalties(reference, self.reference_languages, config)
         groups = [np.flatnonzero(np.asarray(self.reference_languages) == lang) for lang in hub.languages]
         penalties = passage_penalties(passages, reference, groups, config.k)  # [n, L]
@@ -117,16 +118,20 @@ def main(argv=None) -> int:
     parser.add_argument("--query-mix", type=float, nargs="*", default=[],
                         help="a: the query as a * (encoded as a query) + (1 - a) * (encoded as a passage), "
                              "each in its own language-neutral space, at the scale 1:1")
+    parser.add_argument("--betas", type=float, nargs="*", default=[],
+                        help="the hubness correction's strength instead of the product's, at the scale 1:1")
     parser.add_argument("--centring", nargs="*", default=[],
                         help="shrink:strength: each passage language's mean score for the query taken out")
     args = parser.parse_args(argv)
     scales = (["1:1"] + [s for s in args.scales if s != "1:1"] + [f"mix{a}" for a in args.query_mix]
-              + [f"centre{c}" for c in args.centring])
+              + [f"centre{c}" for c in args.centring] + [f"beta{b}" for b in args.betas])
     for devset in args.devsets:
         home = Home(devset)
         readings, default = [], None
         for value in scales:
-            if value.startswith("centre"):
+            if value.startswith("beta"):
+                found = home.ranks(1.0, 1.0, beta=float(value[4:]))
+            elif value.startswith("centre"):
                 shrink, strength = (float(x) for x in value[6:].split(":"))
                 found = home.ranks(1.0, 1.0, centring=(shrink, strength))
             elif value.startswith("mix"):
