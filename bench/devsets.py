@@ -18,7 +18,7 @@ stsb      cross-lingual STS-B (test split): English queries, their paraphrase in
           sentences in the targets' languages from other rows).
 xling, english-doc, manual5, faq4, reference6
           translated Debian manuals and /usr/share/doc (bench/devsets_debian.py says
-          what each holds); all three also have questions nothing in them answers
+          what each holds); each also has questions nothing in it answers
           (no_answer.json; xling's in the handbook's own languages).
 
 Every set is a folder of documents and a list of queries, each with its expected

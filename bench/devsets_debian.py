@@ -237,19 +237,26 @@ def faq4_documents() -> dict[str, str]:
 
 
 def build_faq4(folder: Path) -> list[dict]:
-    docs = folder / "docs"
     languages = faq4_documents()
     for path, language in languages.items():
         source = unpacked(f"debian-faq-{language}") / "usr/share/doc/debian/FAQ" / language / Path(path).name
-        copy(source, docs / path)
-    distractors = doc_files_needed(["faq4"])
+        copy(source, folder / "docs" / path)
+    return with_package_files("faq4", folder, languages, FAQ4_QUESTIONS)
+
+
+def with_package_files(devset: str, folder: Path, languages: dict[str, str],
+                       questions: list[tuple[str, str, str]]) -> list[dict]:
+    """A held-out set's tail: the English package files copied in beside its chapters
+    (`languages`: {path: language}), and its (language, question, answer) entries as
+    queries, none in its answer's language."""
+    distractors = doc_files_needed([devset])
     require_doc_files(distractors)
     for name in distractors:
-        copy(DOC / name, docs / "doc" / name)
+        copy(DOC / name, folder / "docs" / "doc" / name)
     queries = []
-    for language, question, expected in FAQ4_QUESTIONS:
+    for language, question, expected in questions:
         if languages[expected] == language:
-            raise SystemExit(f"faq4: {question!r} is in the language of its answer {expected}")
+            raise SystemExit(f"{devset}: {question!r} is in the language of its answer {expected}")
         queries.append({"query": question, "expected": expected, "language": language})
     return queries
 
@@ -268,20 +275,11 @@ def reference6_documents() -> dict[str, str]:
 
 
 def build_reference6(folder: Path) -> list[dict]:
-    docs = folder / "docs"
     languages = reference6_documents()
     for path, language in languages.items():
-        copy(unpacked(f"debian-reference-{language}") / "usr/share/debian-reference" / Path(path).name, docs / path)
-    distractors = doc_files_needed(["reference6"])
-    require_doc_files(distractors)
-    for name in distractors:
-        copy(DOC / name, docs / "doc" / name)
-    queries = []
-    for language, question, expected in REFERENCE6_QUESTIONS:
-        if languages[expected] == language:
-            raise SystemExit(f"reference6: {question!r} is in the language of its answer {expected}")
-        queries.append({"query": question, "expected": expected, "language": language})
-    return queries
+        source = unpacked(f"debian-reference-{language}") / "usr/share/debian-reference" / Path(path).name
+        copy(source, folder / "docs" / path)
+    return with_package_files("reference6", folder, languages, REFERENCE6_QUESTIONS)
 
 
 def no_answer_questions(name: str) -> list[str]:
