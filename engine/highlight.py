@@ -88,7 +88,11 @@ def _word_spans(token: Token, terms: HighlightTerms) -> list[tuple[int, int]]:
 
 
 def _marks(term: str, terms: HighlightTerms) -> bool:
-    return term in terms.words or (bool(terms.stems) and stem(term, terms.language) in terms.stems)
+    if term in terms.words:
+        return True
+    # A shared stem does not reach a function word: the Italian "come" (how) shares "com"
+    # with the Spanish "como", which every Spanish passage holds.
+    return bool(terms.stems) and term not in STOPWORDS and stem(term, terms.language) in terms.stems
 
 
 def _phrase_spans(tokens: list[Token], phrase: tuple[str, ...]) -> list[tuple[int, int]]:

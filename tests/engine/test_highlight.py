@@ -43,6 +43,14 @@ def test_function_words_of_any_language_mark_nothing_beside_a_topic_word():
     assert marked("the", "the") == ["the"]  # nothing else asked: the word itself is marked
 
 
+def test_a_stem_does_not_reach_another_languages_function_word():
+    terms = parse_query("Come si imposta la tastiera del sistema?").highlight.stemmed("it")
+    text = "Tienen su propio demonio así como su motor de sistema. Come si imposta?"
+    assert [text[a:b] for a, b in match_spans(text, terms)] == ["sistema", "Come", "imposta"]
+    boxes, text = parse_query("boxes").highlight.stemmed("en"), "a box of boxes"
+    assert [text[a:b] for a, b in match_spans(text, boxes)] == ["box", "boxes"]  # stems still mark
+
+
 def test_cjk_and_accents():
     assert marked("我们去北京旅游", "北京") == ["北京"]
     assert marked("Die Größe zählt", "GROSSE") == ["Größe"]
