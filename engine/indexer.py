@@ -240,7 +240,9 @@ class Indexer:
                 removed_ids = self.store.remove_documents(gone)
             with _Timer(run, "vectors"):
                 self.live.apply(removed_ids, [], None)
-            run.removed += len(gone)
+            # A member that a killed run stored before its file's own record goes too, and
+            # its file is read again below: the user removed nothing.
+            run.removed += sum(1 for p in gone if _outermost(p, known) not in on_disk)
         return root_id, key, files, known
 
     def _bytes_to_read(self, file: Path, state: DocumentState | None) -> int:
@@ -524,14 +526,22 @@ def _sniff_file(file: Path) -> str | None:
         return None
 
 
-def _file_of(path: str, known: dict[str, DocumentState]) -> str | None:
-    """The key of the file on disk that holds the document `path` (itself for a file)."""
+def _outermost(path: str, known: dict[str, DocumentState]) -> str:
+    """The key of the file that holds the document `path`, whether or not the store has
+    that file's own record yet (a killed run may have stored only its first members)."""
     for _ in range(64):  # parents never loop; a bound all the same
         state = known.get(path)
         if state is None or state.parent is None:
-            return path if state is not None else None
+            return path
         path = state.parent
-    return None
+    return path
+
+
+def _file_of(path: str, known: dict[str, DocumentState]) -> str | None:
+    """The key of the file on disk that holds the document `path` (itself for a file);
+    None when the store lacks that file's record."""
+    outermost = _outermost(path, known)
+    return outermost if outermost in known else None
 
 
 class _Batch:

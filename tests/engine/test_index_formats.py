@@ -152,6 +152,24 @@ def test_a_changed_archive_replaces_its_members_and_a_deleted_one_takes_them_alo
     assert summary.removed == 2 and library.status().documents == 0
 
 
+def test_members_a_killed_run_stored_without_their_file_are_read_again_not_counted_removed(library, tmp_path):
+    import gzip
+
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    with gzip.open(folder / "changelog.gz", "wt", encoding="utf-8") as f:
+        f.write("The saffron release fixes the tidal importer.\n")
+    finish(library.index_paths([folder]))
+    container = str(folder / "changelog.gz")
+    assert [p for p in library.store.documents_under(str(folder)) if p != container]  # its member
+    library.store.remove_documents([container])  # as a kill leaves it: the member, not its file's record
+    summary = finish(library.index_paths([folder]))
+    assert summary.removed == 0 and summary.indexed == 1
+    assert library.search('"saffron"', mode="keyword") and library.status().documents == 1
+    (folder / "changelog.gz").unlink()
+    assert finish(library.index_paths([folder])).removed == 2  # a file that is gone still counts
+
+
 def test_forgetting_a_member_keeps_it_out_of_reindexing(library, tmp_path):
     folder = tmp_path / "disk"
     folder.mkdir()
