@@ -522,6 +522,13 @@ class Library:
         return open_member(path, read_regular(path, self.config.limits.max_file_bytes), inner,
                            limits=self.config.limits)
 
+    def stored_state(self) -> tuple[int, int] | None:
+        """The active index generation's (id, version) as the database holds it now. Any
+        process that stores or removes documents changes it, so a window polls it to see
+        what the command line did (one small query); None before anything is indexed."""
+        active = self.store.generation("active")
+        return None if active is None else (active.id, active.version)
+
     def status(self) -> LibraryStatus:
         documents, passages, failed, languages = self.store.counts()
         return LibraryStatus(

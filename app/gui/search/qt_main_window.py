@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 RESULT_LIMIT = 50  # documents shown per search; counts and the language facet cover every match
 RESULTS_MIN_WIDTH = 360  # px: a card's name, folder, date and snippet stay readable
 ROOTS_REFRESH_MS = 1000  # sidebar counts refresh at most this often while indexing
+OTHER_WRITERS_POLL_MS = 2000  # how often the window looks for another process's changes
+OTHER_WRITERS_QUIET_S = 6.0  # ...and searches again once they have stopped this long
 LOADING_MESSAGE = "Loading the model..."
 
 
@@ -81,6 +83,10 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self._roots_timer = QTimer(self, singleShot=True, interval=ROOTS_REFRESH_MS)
         self._roots_timer.timeout.connect(self.refresh_library_view)
         self.refresh_library_view()
+        self._changed_elsewhere_at: float | None = None
+        self._others_timer = QTimer(self, interval=OTHER_WRITERS_POLL_MS)
+        self._others_timer.timeout.connect(self._follow_other_writers)
+        self._others_timer.start()
         self.watch.set_watched(key_path(r.path) for r in self.library.roots() if r.watch)
         self._restore_state()
 
@@ -381,6 +387,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
 
     def refresh_library_view(self) -> None:
         """Sidebar, folder filter and status line from the engine's current counts."""
+        self._library_state = self.library.stored_state()  # before the counts: none newer is missed
         roots = self.library.roots()
         self.collections.set_roots(roots)
         self.collections.set_busy(self.jobs.busy_roots())
@@ -390,6 +397,21 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         passages = "1 passage" if status.passages == 1 else f"{status.passages:,} passages"
         self.status_label.setText(f"{documents}  ·  {passages}  ·  model {status.model}")
         self._show_results_area()
+
+    def _follow_other_writers(self) -> None:
+        """Another process (the command line, a second window) changed the library: the
+        counts follow at once, and the results on screen are searched again once it has
+        been quiet a while, so that they do not move under the reader at every batch."""
+        if self._shut_down or self.jobs.busy():
+            return  # this window's own jobs refresh the view as they go
+        if self.library.stored_state() != self._library_state:
+            self._changed_elsewhere_at = time.monotonic()
+            self.refresh_library_view()
+        elif (self._changed_elsewhere_at is not None
+              and time.monotonic() - self._changed_elsewhere_at >= OTHER_WRITERS_QUIET_S):
+            self._changed_elsewhere_at = None
+            if self.search_bar.query():
+                self.run_search()
 
     def set_watch(self, root: str, watch: bool) -> None:
         self.library.set_watch(key_path(root), watch)
@@ -453,6 +475,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self._shut_down = True
         self.repair_notes.detach()
         self.search_bar.debounce.stop()
+        self._others_timer.stop()
         if self._warm_up is not None:
             self._warm_up.wait()  # a model load cannot be interrupted; it takes a second
         for tool in self.tool_windows.values():
