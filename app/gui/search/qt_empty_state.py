@@ -184,7 +184,7 @@ class QtEmptyState(QStackedWidget):
         drop_column.setContentsMargins(24, 28, 24, 28)
         drop_column.addWidget(drop_text)
         drop_column.addWidget(_centred(self.add_button))
-        formats = _label(f"Babelfind reads {formats_text()} files.", "hint")
+        formats = _label(f"Babelfind reads {formats_text()}.", "hint")
         private = _label("Everything stays on this computer: your documents are read, indexed and searched "
                          "here, and nothing is uploaded.", "hint")
         self.sample_button = QPushButton("Try the sample documents")
