@@ -87,6 +87,20 @@ class WriteLock:
             os.close(fd)
         self._thread_lock.release()
 
+    def held_elsewhere(self) -> bool:
+        """True while another process holds the lock. Tests it without waiting and writes
+        nothing; a process that tries the lock in that instant retries (POLL_S later)."""
+        if self.held_here:
+            return False
+        fd = _open(self.path)
+        try:
+            if not _os_try_lock(fd):
+                return True
+            _os_unlock(fd)
+            return False
+        finally:
+            os.close(fd)
+
     def holder(self) -> LockHolder:
         """What the lock file says about its holder (pid None when unreadable)."""
         try:

@@ -47,11 +47,16 @@ def test_a_killed_holder_releases_the_lock(tmp_path):
         with pytest.raises(LibraryBusyError, match=f"pid {holder.pid}, indexing"):
             with lock.hold("checking", timeout=0.3):
                 pass
+        before = path.read_bytes()
+        assert lock.held_elsewhere() and lock.held_elsewhere()
+        assert path.read_bytes() == before  # asking wrote nothing over the holder's note
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=30)
         holder.stdout.close()
+    assert not lock.held_elsewhere()
     assert lock.try_acquire("checking")  # the OS dropped the dead process's lock
+    assert not lock.held_elsewhere() and lock.held_here  # this process holds it, and still does
     lock.release()
 
 

@@ -39,6 +39,7 @@ from engine.encoders.deferred import DeferredEncoder
 from engine.errors import BabelfindError, QuerySyntaxError
 from engine.events import IndexFinished, SearchResults
 from engine.highlight import NO_TERMS
+from engine.locking import LockHolder
 from engine.query import ParsedQuery, parse_query
 from engine.scan import key_path
 
@@ -82,6 +83,7 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self._connect()
         self._roots_timer = QTimer(self, singleShot=True, interval=ROOTS_REFRESH_MS)
         self._roots_timer.timeout.connect(self.refresh_library_view)
+        self._other_writer: LockHolder | None = None  # another process writing, as its lock says
         self.refresh_library_view()
         self._changed_elsewhere_at: float | None = None
         self._others_timer = QTimer(self, interval=OTHER_WRITERS_POLL_MS)
@@ -395,8 +397,15 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         status = self.library.status()
         documents = "1 document" if status.documents == 1 else f"{status.documents:,} documents"
         passages = "1 passage" if status.passages == 1 else f"{status.passages:,} passages"
-        self.status_label.setText(f"{documents}  ·  {passages}  ·  model {status.model}")
+        self._counts_text = f"{documents}  ·  {passages}  ·  model {status.model}"
+        self._show_status_text()
         self._show_results_area()
+
+    def _show_status_text(self) -> None:
+        text = self._counts_text
+        if self._other_writer is not None:
+            text += f"  ·  another Babelfind process (pid {self._other_writer.pid}) is {self._other_writer.activity}"
+        self.status_label.setText(text)
 
     def _follow_other_writers(self) -> None:
         """Another process (the command line, a second window) changed the library: the
@@ -404,6 +413,10 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         been quiet a while, so that they do not move under the reader at every batch."""
         if self._shut_down or self.jobs.busy():
             return  # this window's own jobs refresh the view as they go
+        writer = self.library.lock.holder() if self.library.lock.held_elsewhere() else None
+        if writer != self._other_writer:
+            self._other_writer = writer
+            self._show_status_text()
         if self.library.stored_state() != self._library_state:
             self._changed_elsewhere_at = time.monotonic()
             self.refresh_library_view()

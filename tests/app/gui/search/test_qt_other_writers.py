@@ -1,6 +1,7 @@
 """The window follows what another process does to its library: the command line indexes
 a folder while the window is open, and the sidebar, the status line and then the results
-on screen show it, without the window indexing anything itself."""
+on screen show it, without the window indexing anything itself; while the other process
+writes, the status line names it."""
 
 from __future__ import annotations
 
@@ -68,3 +69,32 @@ def test_the_results_wait_until_the_other_process_has_been_quiet(qtbot, window, 
     qtbot.waitUntil(lambda: window.status_label.text().startswith("1 document"), timeout=10_000)
     qtbot.wait(500)
     assert shown_names(window) == []  # counts follow at once; the results only once it is quiet
+
+
+# Another process in the middle of a write, as the command line is while it indexes.
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from engine.locking import WriteLock
+    assert WriteLock(sys.argv[1]).try_acquire("indexing")
+    print("held", flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def test_the_status_line_names_another_process_while_it_writes(qtbot, window, babelfind_home):
+    window._others_timer.setInterval(100)
+    env = os.environ | {"PYTHONPATH": str(TESTS_DIR.parent)}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(window.library.lock.path)],
+                              stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        qtbot.waitUntil(lambda: f"another Babelfind process (pid {holder.pid}) is indexing"
+                        in window.status_label.text(), timeout=10_000)
+        assert window.status_label.text().startswith("0 documents")
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+        holder.stdout.close()
+    qtbot.waitUntil(lambda: "another" not in window.status_label.text(), timeout=10_000)
