@@ -100,3 +100,9 @@ def listed_rows(window) -> list[tuple[str, bool]]:
         hit = index.data(QtResultsModel.HitRole)
         rows.append((Path(hit.path).name if hit else index.data(), bool(index.data(QtResultsModel.WeakRole))))
     return rows
+
+
+def shown_names(window: QtMainWindow) -> list[str]:
+    """The file names of the results on screen, in order."""
+    model = window.results.model()
+    return [Path(model.index(r, 0).data(window.results_model.PathRole)).name for r in range(model.rowCount())]

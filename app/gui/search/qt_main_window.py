@@ -83,9 +83,10 @@ class QtMainWindow(QtResultActions, QtEmptyStateActions, QMainWindow):
         self._connect()
         self._roots_timer = QTimer(self, singleShot=True, interval=ROOTS_REFRESH_MS)
         self._roots_timer.timeout.connect(self.refresh_library_view)
-        self._other_writer: LockHolder | None = None  # another process writing, as its lock says
+        # what another process does to the library (_follow_other_writers)
+        self._other_writer: LockHolder | None = None  # writing now, as its lock says
+        self._changed_elsewhere_at: float | None = None  # its last change the results have not seen
         self.refresh_library_view()
-        self._changed_elsewhere_at: float | None = None
         self._others_timer = QTimer(self, interval=OTHER_WRITERS_POLL_MS)
         self._others_timer.timeout.connect(self._follow_other_writers)
         self._others_timer.start()

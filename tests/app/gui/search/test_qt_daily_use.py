@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from gui_helpers import drop_and_wait, type_query, write_files
+from gui_helpers import drop_and_wait, shown_names, type_query, write_files
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
@@ -35,11 +35,6 @@ def indexed(qtbot, window, tmp_path):
         os.utime(corpus / name, (stamp, stamp))
     drop_and_wait(qtbot, window, [corpus])
     return corpus
-
-
-def shown_names(window) -> list[str]:
-    model = window.results.model()
-    return [Path(model.index(r, 0).data(window.results_model.PathRole)).name for r in range(model.rowCount())]
 
 
 def test_tab_goes_from_search_to_results_to_preview(qtbot, window, indexed):

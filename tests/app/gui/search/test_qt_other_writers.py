@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from gui_helpers import drop_and_wait, type_query, write_files
+from gui_helpers import drop_and_wait, shown_names, type_query, write_files
 
 from app.gui.search import qt_main_window
 
@@ -37,11 +37,6 @@ INDEXER = textwrap.dedent(
 def index_in_another_process(home: Path, folder: Path) -> None:
     env = os.environ | {"PYTHONPATH": str(TESTS_DIR), "OMP_NUM_THREADS": "1"}
     subprocess.run([sys.executable, "-c", INDEXER, str(home), str(folder)], env=env, check=True, timeout=120)
-
-
-def shown_names(window) -> list[str]:
-    model = window.results.model()
-    return [Path(model.index(r, 0).data(window.results_model.PathRole)).name for r in range(model.rowCount())]
 
 
 def test_what_the_command_line_indexes_reaches_the_counts_then_the_results(qtbot, window, babelfind_home,
